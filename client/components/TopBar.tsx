@@ -1,0 +1,50 @@
+import { Link } from 'react-router-dom';
+import { site } from '../../content/site.ts';
+import { scrollToSignup } from '../scroll.ts';
+import { LogoMark } from './LogoMark.tsx';
+
+const scrollToTop = () => window.scrollTo({ top: 0 });
+const itemClass =
+  'rounded-md px-2 py-2 font-medium text-ink hover:bg-zinc-100 sm:px-3 aria-[current=page]:text-brand-dark';
+
+export function TopBar() {
+  return (
+    <header className="sticky top-0 z-40 border-b border-zinc-200 bg-white/95 backdrop-blur">
+      <nav aria-label="Main" className="mx-auto flex max-w-5xl items-center justify-between gap-2 px-3 py-2 sm:px-4">
+        <Link to="/" onClick={scrollToTop} className="flex items-center gap-2 rounded-md font-bold text-ink" aria-label={`${site.name} home`}>
+          <LogoMark />
+          <span className="hidden sm:inline">{site.name}</span>
+        </Link>
+        <ul className="flex items-center text-sm">
+          <li>
+            <Link to="/" onClick={scrollToTop} className={itemClass}>
+              Home
+            </Link>
+          </li>
+          <li>
+            <Link to="/archive" className={itemClass}>
+              Archives
+            </Link>
+          </li>
+          <li>
+            <a
+              href="#email-signup"
+              className={itemClass}
+              onClick={(event) => {
+                event.preventDefault();
+                scrollToSignup();
+              }}
+            >
+              Subscribe
+            </a>
+          </li>
+          <li>
+            <Link to="/about" onClick={scrollToTop} className={itemClass}>
+              About
+            </Link>
+          </li>
+        </ul>
+      </nav>
+    </header>
+  );
+}

@@ -1,0 +1,23 @@
+import { StrictMode } from 'react';
+import { hydrateRoot } from 'react-dom/client';
+import { createBrowserRouter, RouterProvider, type HydrationState } from 'react-router-dom';
+import { routes } from './routes.tsx';
+import './styles.css';
+
+// The app decides where each page starts (see Layout); the browser's own restoration would fight it.
+window.history.scrollRestoration = 'manual';
+
+// The server writes the route data as inert JSON (no inline script, so the CSP needs no
+// exception). Pages rendered without it (the error page) are left as plain HTML.
+const dataElement = document.getElementById('router-data');
+const root = document.getElementById('root');
+if (dataElement?.textContent && root) {
+  const hydrationData = JSON.parse(dataElement.textContent) as HydrationState;
+  const router = createBrowserRouter(routes, { hydrationData });
+  hydrateRoot(
+    root,
+    <StrictMode>
+      <RouterProvider router={router} />
+    </StrictMode>,
+  );
+}

@@ -1,0 +1,30 @@
+// Scroll behaviour of the seed: the archive remembers where the reader was (in sessionStorage, so
+// it lasts for the tab's life), every other page starts at the top.
+export const ARCHIVE_PATH = '/archive';
+const ARCHIVE_SCROLL_KEY = 'launched-weekly:archive-scroll';
+
+export function saveArchiveScroll(): void {
+  try {
+    sessionStorage.setItem(ARCHIVE_SCROLL_KEY, String(Math.round(window.scrollY)));
+  } catch {
+    // Storage can be disabled (private modes, quotas); the archive then simply starts at the top.
+  }
+}
+
+export function savedArchiveScroll(): number {
+  try {
+    const value = Number(sessionStorage.getItem(ARCHIVE_SCROLL_KEY));
+    return Number.isFinite(value) && value > 0 ? value : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function scrollToSignup(): void {
+  const target = document.getElementById('email-signup');
+  if (!target) return;
+  const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  target.scrollIntoView({ behavior: reduceMotion ? 'auto' : 'smooth', block: 'center' });
+  // Move focus to the field so keyboard and screen-reader users land where sighted readers look.
+  target.querySelector<HTMLInputElement>('input[type="email"]')?.focus({ preventScroll: true });
+}

@@ -1,0 +1,35 @@
+// What a signup attempt can end in, and the words the reader sees for each. The JavaScript form
+// shows them as toasts; without JavaScript the server redirects back with `?signup=<outcome>` and
+// the form writes the same words next to itself. The server imports the codes from here.
+import { site } from '../content/site.ts';
+
+export const SIGNUP_OUTCOMES = ['subscribed', 'already-subscribed', 'invalid-email', 'rate-limited', 'unavailable'] as const;
+export type SignupOutcome = (typeof SIGNUP_OUTCOMES)[number];
+
+export const RATE_LIMITED_MESSAGE = 'Too many attempts from your connection. Please wait a minute and try again.';
+
+export interface OutcomeMessage {
+  title: string;
+  description: string;
+  destructive: boolean;
+}
+
+export function isSignupOutcome(value: string | null): value is SignupOutcome {
+  return (SIGNUP_OUTCOMES as readonly string[]).includes(value ?? '');
+}
+
+export function outcomeMessage(outcome: SignupOutcome): OutcomeMessage {
+  const { toasts } = site;
+  switch (outcome) {
+    case 'subscribed':
+      return { ...toasts.subscribed, destructive: false };
+    case 'already-subscribed':
+      return { ...toasts.alreadySubscribed, destructive: false };
+    case 'invalid-email':
+      return { ...toasts.invalidEmail, destructive: true };
+    case 'rate-limited':
+      return { title: toasts.failed.title, description: RATE_LIMITED_MESSAGE, destructive: true };
+    case 'unavailable':
+      return { ...toasts.failed, destructive: true };
+  }
+}

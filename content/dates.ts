@@ -1,0 +1,62 @@
+// Calendar helpers for recap weeks. Dates are ISO `YYYY-MM-DD` strings and are handled in UTC so
+// that a server in any time zone derives the same path and label from the same file.
+
+const MONTHS = [
+  'january', 'february', 'march', 'april', 'may', 'june',
+  'july', 'august', 'september', 'october', 'november', 'december',
+] as const;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function parseIsoDate(iso: string): Date {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
+  if (!match) throw new Error(`"${iso}" is not a date in YYYY-MM-DD form`);
+  const [, y, m, d] = match.map(Number) as [number, number, number, number];
+  const date = new Date(Date.UTC(y, m - 1, d));
+  if (date.getUTCMonth() !== m - 1 || date.getUTCDate() !== d) {
+    throw new Error(`"${iso}" is not a real calendar date`);
+  }
+  return date;
+}
+
+export function isIsoDate(value: string): boolean {
+  try {
+    parseIsoDate(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function toIsoDate(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function addDays(iso: string, days: number): string {
+  return toIsoDate(new Date(parseIsoDate(iso).getTime() + days * DAY_MS));
+}
+
+export function daysBetween(earlierIso: string, laterIso: string): number {
+  return Math.round((parseIsoDate(laterIso).getTime() - parseIsoDate(earlierIso).getTime()) / DAY_MS);
+}
+
+/** `2025-07-14` → `/weekly-recap-july-14`: the route the seed gives every week. */
+export function recapPathFor(iso: string): string {
+  const date = parseIsoDate(iso);
+  return `/weekly-recap-${MONTHS[date.getUTCMonth()]}-${date.getUTCDate()}`;
+}
+
+/** `2025-07-14` → `July 14, 2025`, the form used in 'Week of {date}' and page titles. */
+export function formatWeekDate(iso: string): string {
+  return parseIsoDate(iso).toLocaleDateString('en-US', {
+    month: 'long',
+    day: 'numeric',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+}
+
+/** `2025-07-14` → `Jul 14`, for compact labels such as previous/next links. */
+export function formatShortDate(iso: string): string {
+  return parseIsoDate(iso).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+}

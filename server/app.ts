@@ -1,0 +1,193 @@
+// The HTTP application, built from its dependencies: nothing here reads the environment or opens
+// a connection, so tests build it with a real store and renderer of their choosing.
+import compression from 'compression';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import helmet from 'helmet';
+import { recapSummaries } from '../content/index.ts';
+import { RATE_LIMITED_MESSAGE } from '../client/signup-outcome.ts';
+import type { Config } from './config.ts';
+import { errorHandler, sendError } from './errors.ts';
+import type { Logger } from './logger.ts';
+import { createPageServer, type Renderer } from './render.ts';
+import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
+import type { Store } from './store/types.ts';
+
+export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute'>;
+
+export interface AppDeps {
+  config: AppConfig;
+  store: Store;
+  renderer: Renderer;
+  logger: Logger;
+  /** Built client files (dist/client), or Vite's dev middleware. */
+  assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
+}
+
+/** Every page path the site has: home, archive, about and one per recap. */
+export function sitePaths(): ReadonlySet<string> {
+  return new Set(['/', '/archive', '/about', ...recapSummaries.map((summary) => summary.path)]);
+}
+
+const ONE_YEAR_SECONDS = 31_536_000;
+
+export function createApp({ config, store, renderer, logger, assets }: AppDeps) {
+  const app = express();
+  const production = config.env === 'production';
+  const knownPaths = sitePaths();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('query parser', 'simple');
+
+  app.use(requestLog(logger));
+  app.use(
+    helmet({
+      // Vite's development client injects inline scripts; the built site needs none, so only
+      // the site's own script files may run.
+      contentSecurityPolicy:
+        renderer.cacheable && {
+          useDefaults: false,
+          directives: {
+            defaultSrc: ["'self'"],
+            scriptSrc: ["'self'"],
+            // sonner inserts its stylesheet at run time; React writes style attributes.
+            styleSrc: ["'self'", "'unsafe-inline'"],
+            imgSrc: ["'self'", 'data:'],
+            fontSrc: ["'self'"],
+            connectSrc: ["'self'"],
+            objectSrc: ["'none'"],
+            baseUri: ["'self'"],
+            formAction: ["'self'"],
+            frameAncestors: ["'none'"],
+            ...(production && config.siteUrl.startsWith('https:') ? { upgradeInsecureRequests: [] } : {}),
+          },
+        },
+      strictTransportSecurity: production ? { maxAge: ONE_YEAR_SECONDS, includeSubDomains: true } : false,
+      referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+      crossOriginEmbedderPolicy: false,
+    }),
+  );
+  app.use(compression());
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await store.checkReady();
+      res.json({ status: 'ready', store: store.backend });
+    } catch (error) {
+      logger.warn({ err: error }, 'readiness check failed');
+      res.status(503).json({ status: 'unavailable', store: store.backend, message: 'The database cannot be reached.' });
+    }
+  });
+
+  const limiter = rateLimit({
+    windowMs: 60_000,
+    limit: config.rateLimitPerMinute,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    handler: (req, res) => {
+      if (req.is('application/x-www-form-urlencoded') && req.path === '/api/subscribe') {
+        // The body is not parsed yet; the form's page is the best place to say why.
+        backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
+        return;
+      }
+      sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
+    },
+  });
+  app.post('/api/subscribe', limiter, refuseCrossSite(config.siteUrl));
+  app.use(
+    subscribeRouter({
+      store,
+      knownPaths,
+      onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
+    }),
+  );
+  app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
+
+  if (assets.kind === 'static') {
+    app.use(
+      '/assets',
+      express.static(`${assets.dir}/assets`, {
+        immutable: true,
+        maxAge: ONE_YEAR_SECONDS * 1000,
+        index: false,
+        fallthrough: false,
+      }),
+    );
+    app.use(express.static(assets.dir, { index: false, maxAge: '1h' }));
+  } else {
+    app.use(assets.handler);
+  }
+
+  // A trailing slash is the same page; send readers and crawlers to the one canonical address.
+  app.use((req, res, next) => {
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.path.length > 1 && req.path.endsWith('/')) {
+      const query = req.originalUrl.slice(req.path.length);
+      res.redirect(301, req.path.replace(/\/+$/, '') + query);
+      return;
+    }
+    next();
+  });
+
+  const servePage = createPageServer({
+    renderer,
+    siteUrl: config.siteUrl,
+    knownPaths,
+    onRenderError: (error) => logger.error({ err: error }, 'page render failed'),
+  });
+  app.get('/{*path}', async (req, res, next) => {
+    try {
+      await servePage(req, res);
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.all('/{*path}', (_req, res) => {
+    res.status(405).set('Allow', 'GET, HEAD').type('text').send('This address only answers GET and HEAD requests.');
+  });
+
+  app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
+  return app;
+}
+
+function refererPath(req: Request): string | undefined {
+  try {
+    return new URL(req.get('referer') ?? '').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Signups only from this site's own pages: a cross-site form post (someone else's page
+ * subscribing its visitors) is refused. Browsers say where a request comes from in
+ * Sec-Fetch-Site and Origin; clients that send neither (curl, server-side callers) pass.
+ */
+export function refuseCrossSite(siteUrl: string): RequestHandler {
+  const siteOrigin = new URL(siteUrl).origin;
+  return (req: Request, res: Response, next: NextFunction) => {
+    const fetchSite = req.get('sec-fetch-site');
+    const origin = req.get('origin');
+    const ownOrigins = new Set([siteOrigin, `${req.protocol}://${req.get('host')}`]);
+    const crossSite = fetchSite === 'cross-site' || (origin !== undefined && !ownOrigins.has(origin));
+    if (crossSite) {
+      sendError(res, 403, 'cross_site_request', 'Signups are accepted only from the Launched Weekly site itself.');
+      return;
+    }
+    next();
+  };
+}
+
+function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The path only: query strings can carry tokens.
+      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, `${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`);
+    });
+    next();
+  };
+}

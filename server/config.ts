@@ -1,0 +1,198 @@
+// Every environment variable the process reads, parsed once at start-up by one zod schema. A bad
+// or missing value stops the process with one line per problem: the variable, what it must be,
+// and an example. Nothing else in the code reads process.env.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((value) => (value === '' ? undefined : value))
+  .optional();
+
+const urlWith = (protocols: string[], example: string) =>
+  optionalText.refine(
+    (value) => {
+      if (value === undefined) return true;
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a ${protocols.join(' or ')}// URL, e.g. ${example}` },
+  );
+
+const envSchema = z.object({
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], { message: 'must be development, production or test, e.g. production' })
+    .default('development'),
+  PORT: z.coerce.number({ message: 'must be a port number, e.g. 3000' }).int().min(0).max(65535, 'must be a port number, e.g. 3000').default(3000),
+  HOST: z.string().trim().min(1, 'must be an address to listen on, e.g. 0.0.0.0').default('0.0.0.0'),
+  DATA_DIR: z.string().trim().min(1, 'must be a directory, e.g. ./data').default('./data'),
+  SITE_URL: urlWith(['http:', 'https:'], 'https://launchedweekly.com'),
+  DATABASE_URL: urlWith(['postgres:', 'postgresql:'], 'postgres://user:password@db.example.com:5432/launched'),
+  SUPABASE_URL: urlWith(['https:', 'http:'], 'https://abcd1234.supabase.co'),
+  SUPABASE_ANON_KEY: optionalText,
+  SUPABASE_SERVICE_ROLE_KEY: optionalText,
+  RESEND_API_KEY: optionalText.refine((v) => v === undefined || v.startsWith('re_'), 'must be a Resend API key, e.g. re_123abc…'),
+  RESEND_BASE_URL: urlWith(['https:', 'http:'], 'https://api.resend.com'),
+  RESEND_WEBHOOK_SECRET: optionalText.refine((v) => v === undefined || v.startsWith('whsec_'), 'must be a Resend webhook signing secret, e.g. whsec_MfKQ…'),
+  MAIL_FROM: optionalText.refine((v) => v === undefined || /^(?:[^<>@]+<[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)$/.test(v), {
+    message: 'must be a sender address, e.g. "Launched Weekly <hello@launchedweekly.com>"',
+  }),
+  UNSUBSCRIBE_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 random characters, e.g. the output of `openssl rand -hex 32`'),
+  DIGEST_CRON: z.string().trim().default('0 9 * * 1'),
+  DIGEST_TZ: z
+    .string()
+    .trim()
+    .default('UTC')
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: tz });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be an IANA time zone, e.g. Europe/Lisbon'),
+  DIGEST_FRESHNESS_DAYS: z.coerce.number({ message: 'must be a number of days, e.g. 7' }).int().min(1, 'must be at least 1, e.g. 7').default(7),
+  TRUST_PROXY: z.coerce.number({ message: 'must be the number of proxies in front of the server, e.g. 1' }).int().min(0).max(10).default(0),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ message: 'must be a whole number of requests, e.g. 10' })
+    .int()
+    .min(1, 'must be at least 1, e.g. 10')
+    .default(10),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
+});
+
+type Env = z.infer<typeof envSchema>;
+
+export type StoreConfig =
+  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'postgres'; url: string }
+  | { kind: 'supabase'; url: string; anonKey: string; serviceRoleKey: string };
+
+export type MailerConfig = { kind: 'resend'; apiKey: string; baseUrl?: string; from: string } | { kind: 'outbox'; dir: string; from: string };
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  dataDir: string;
+  siteUrl: string;
+  store: StoreConfig;
+  mailer: MailerConfig;
+  unsubscribeSecret: string;
+  resendWebhookSecret?: string;
+  digest: { cron: string | 'off'; timezone: string; freshnessDays: number };
+  trustProxy: number;
+  /** Signup and unsubscribe posts allowed per client address per minute. */
+  rateLimitPerMinute: number;
+  logLevel: Env['LOG_LEVEL'];
+  /** Which development defaults were filled in, for the one start-up line that says so. */
+  defaultsUsed: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Configuration is invalid:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_MAIL_FROM = 'Launched Weekly <digest@localhost>';
+
+/**
+ * Parses the environment. `loadSecret` supplies the development unsubscribe secret (generated
+ * once into DATA_DIR so links keep working across restarts); tests pass their own.
+ */
+export async function parseConfig(
+  source: Record<string, string | undefined>,
+  loadSecret: (dataDir: string) => Promise<string> = loadOrCreateDevSecret,
+): Promise<Config> {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  const production = env.NODE_ENV === 'production';
+  const problems: string[] = [];
+  const defaultsUsed: string[] = [];
+  const dataDir = resolve(env.DATA_DIR);
+
+  const supabaseVars = [env.SUPABASE_URL, env.SUPABASE_ANON_KEY, env.SUPABASE_SERVICE_ROLE_KEY];
+  const supabaseSet = supabaseVars.filter((v) => v !== undefined).length;
+  if (supabaseSet > 0 && supabaseSet < 3) {
+    problems.push('SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY: set all three or none, e.g. SUPABASE_URL=https://abcd1234.supabase.co with both keys from the project’s API settings');
+  }
+  if (supabaseSet === 3 && env.DATABASE_URL) {
+    problems.push('DATABASE_URL: set either DATABASE_URL or the SUPABASE_* variables, not both');
+  }
+
+  let store: StoreConfig = { kind: 'pglite', dataDir };
+  if (env.DATABASE_URL) store = { kind: 'postgres', url: env.DATABASE_URL };
+  else if (supabaseSet === 3) {
+    store = { kind: 'supabase', url: env.SUPABASE_URL!, anonKey: env.SUPABASE_ANON_KEY!, serviceRoleKey: env.SUPABASE_SERVICE_ROLE_KEY! };
+  }
+
+  if (production) {
+    if (!env.SITE_URL) problems.push('SITE_URL: required in production: the public address of the site, e.g. https://launchedweekly.com');
+    if (!env.UNSUBSCRIBE_SECRET) problems.push('UNSUBSCRIBE_SECRET: required in production: at least 32 random characters, e.g. the output of `openssl rand -hex 32`');
+    if (!env.MAIL_FROM) problems.push('MAIL_FROM: required in production: the sender, e.g. "Launched Weekly <hello@launchedweekly.com>"');
+    if (!env.RESEND_API_KEY) problems.push('RESEND_API_KEY: required in production: a Resend API key, e.g. re_123abc…');
+    if (store.kind === 'pglite' && supabaseSet === 0) {
+      problems.push('DATABASE_URL: required in production (or the three SUPABASE_* variables): the embedded database is for development, e.g. postgres://user:password@db.example.com:5432/launched');
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const siteUrl = (env.SITE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+  if (!env.SITE_URL) defaultsUsed.push(`SITE_URL=${siteUrl}`);
+  if (store.kind === 'pglite') defaultsUsed.push(`embedded database in ${join(dataDir, 'db')}`);
+
+  let unsubscribeSecret = env.UNSUBSCRIBE_SECRET;
+  if (!unsubscribeSecret) {
+    unsubscribeSecret = await loadSecret(dataDir);
+    defaultsUsed.push(`UNSUBSCRIBE_SECRET from ${join(dataDir, 'unsubscribe-secret')}`);
+  }
+
+  const from = env.MAIL_FROM ?? DEFAULT_MAIL_FROM;
+  const mailer: MailerConfig = env.RESEND_API_KEY
+    ? { kind: 'resend', apiKey: env.RESEND_API_KEY, baseUrl: env.RESEND_BASE_URL, from }
+    : { kind: 'outbox', dir: join(dataDir, 'outbox'), from };
+  if (mailer.kind === 'outbox') defaultsUsed.push(`e-mail written to ${mailer.dir}`);
+
+  return {
+    env: env.NODE_ENV,
+    port: env.PORT,
+    host: env.HOST,
+    dataDir,
+    siteUrl,
+    store,
+    mailer,
+    unsubscribeSecret,
+    resendWebhookSecret: env.RESEND_WEBHOOK_SECRET,
+    digest: { cron: env.DIGEST_CRON === 'off' ? 'off' : env.DIGEST_CRON, timezone: env.DIGEST_TZ, freshnessDays: env.DIGEST_FRESHNESS_DAYS },
+    trustProxy: env.TRUST_PROXY,
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    logLevel: env.LOG_LEVEL,
+    defaultsUsed,
+  };
+}
+
+/** Development only: a random secret created on first start and kept in DATA_DIR. */
+export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'unsubscribe-secret');
+  try {
+    const existing = (await readFile(file, 'utf8')).trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // Not created yet.
+  }
+  await mkdir(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,54 @@
+// One shape for every error the API answers with: {"error": code, "message": words for a person}.
+import type { NextFunction, Request, Response } from 'express';
+
+export function sendError(res: Response, status: number, error: string, message: string) {
+  res.status(status).json({ error, message });
+}
+
+interface HttpError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+// What body-parser's failures mean to the person sending the request.
+const BODY_PARSER_MESSAGES: Record<string, [string, string]> = {
+  'entity.too.large': ['payload_too_large', 'The request body is too large.'],
+  'entity.parse.failed': ['invalid_json', 'The request body is not valid JSON.'],
+  'encoding.unsupported': ['unsupported_encoding', 'The request body uses an unsupported character set or encoding.'],
+  'charset.unsupported': ['unsupported_encoding', 'The request body uses an unsupported character set or encoding.'],
+  'parameters.too.many': ['too_many_fields', 'The form has too many fields.'],
+  'request.aborted': ['request_aborted', 'The request was aborted before its body arrived.'],
+  'request.size.invalid': ['invalid_body', 'The request body does not match its Content-Length.'],
+};
+
+/**
+ * The last middleware. Client errors (bad bodies) get their 4xx with a message; anything else is
+ * logged and answered with a plain 500 that reveals nothing about the internals.
+ */
+export function errorHandler(log: (error: unknown, req: Request) => void) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const httpError = (typeof error === 'object' && error !== null ? error : {}) as HttpError;
+    const status = httpError.status ?? httpError.statusCode ?? 500;
+    if (res.headersSent) {
+      log(error, req);
+      res.destroy();
+      return;
+    }
+    if (status >= 400 && status < 500) {
+      const [code, message] = BODY_PARSER_MESSAGES[httpError.type ?? ''] ?? ['bad_request', 'The request could not be understood.'];
+      sendError(res, status, code, message);
+      return;
+    }
+    log(error, req);
+    if (req.path.startsWith('/api/') || req.accepts(['html', 'json']) === 'json') {
+      sendError(res, 500, 'internal_error', 'Something went wrong on our side. Please try again later.');
+    } else {
+      res
+        .status(500)
+        .type('html')
+        .send('<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title><body style="font-family:system-ui,sans-serif;padding:4rem 1rem;text-align:center"><h1>Sorry, something went wrong on our side.</h1><p>Please try again in a moment, or go back to the <a href="/">home page</a>.</p></body></html>');
+    }
+  };
+}

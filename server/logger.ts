@@ -1,0 +1,58 @@
+// Structured JSON lines in production (pino), short readable lines in development. E-mail
+// addresses and secrets never reach a log line: known secret fields are redacted and any address
+// inside a message is masked.
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+const EMAIL = /([\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]*@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)/gu;
+
+/** `reader@example.com` → `r***@example.com`. */
+export function maskEmails(text: string): string {
+  return text.replace(EMAIL, '$1***@$2');
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+function readableLines(out: NodeJS.WritableStream): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      try {
+        const { level, time, msg, err, pid: _pid, hostname: _host, ...rest } = JSON.parse(chunk.toString()) as Record<string, unknown>;
+        const clock = new Date(time as number).toISOString().slice(11, 19);
+        const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
+        const stack = err && typeof err === 'object' && 'stack' in err ? `\n${String(err.stack)}` : '';
+        out.write(`${clock} ${LEVEL_NAMES[level as number] ?? level} ${msg ?? ''}${extra}${stack}\n`);
+      } catch {
+        out.write(chunk);
+      }
+      callback();
+    },
+  });
+}
+
+export function createLogger(options: { level: string; pretty: boolean; destination?: NodeJS.WritableStream }): Logger {
+  const destination = options.destination ?? process.stderr;
+  return pino(
+    {
+      level: options.level,
+      redact: {
+        paths: ['email', '*.email', 'to', '*.to', 'token', '*.token', 'apiKey', '*.apiKey', 'secret', '*.secret', 'headers.authorization', 'headers.cookie'],
+        censor: '[redacted]',
+      },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? maskEmails(arg) : arg)) as Parameters<typeof method>,
+          );
+        },
+      },
+      formatters: {
+        log: (object) => JSON.parse(maskEmails(JSON.stringify(object))) as Record<string, unknown>,
+      },
+    },
+    options.pretty ? readableLines(destination) : (destination as pino.DestinationStream),
+  );
+}

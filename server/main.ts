@@ -1,0 +1,101 @@
+// Start-up in three steps: parse the configuration, build the app from its dependencies, listen;
+// then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
+// store) within a bound.
+import type { Server } from 'node:http';
+import { createApp } from './app.ts';
+import { ConfigError, parseConfig, type Config } from './config.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from './renderer.ts';
+import { openStore, StoreLockedError, type Store } from './store/index.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+const devMode = process.argv.includes('--dev');
+
+function readDotEnv() {
+  // Development convenience: a .env file beside package.json. Production takes the real environment.
+  if (process.env.NODE_ENV === 'production') return;
+  try {
+    process.loadEnvFile('.env');
+  } catch {
+    // No .env: fine.
+  }
+}
+
+async function start() {
+  readDotEnv();
+  let config: Config;
+  try {
+    config = await parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Launched Weekly cannot start. Fix these environment variables:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel, pretty: config.env !== 'production' });
+
+  let store: Store;
+  try {
+    store = await openStore(config.store);
+  } catch (error) {
+    if (error instanceof StoreLockedError) {
+      logger.fatal(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const dev = devMode ? await createDevRenderer() : null;
+  const renderer = dev?.renderer ?? (await loadBuiltRenderer());
+  const app = createApp({
+    config,
+    store,
+    renderer,
+    logger,
+    assets: dev ? { kind: 'middleware', handler: dev.middleware } : { kind: 'static', dir: CLIENT_DIST },
+  });
+
+  const server = app.listen(config.port, config.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info(
+      { port, store: store.backend, mailer: config.mailer.kind, mode: dev ? 'vite-dev' : 'built' },
+      `Launched Weekly on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port} (${config.env}, ${dev ? 'Vite dev server' : 'built site'})`,
+    );
+    if (config.defaultsUsed.length > 0) logger.info(`Defaults in use: ${config.defaultsUsed.join('; ')}`);
+  });
+  server.on('error', (error) => {
+    logger.fatal({ err: error }, `Cannot listen on ${config.host}:${config.port}: ${error.message}`);
+    process.exit(1);
+  });
+
+  installShutdown({ server, store, logger, closeDev: dev?.close });
+}
+
+function installShutdown({ server, store, logger, closeDev }: { server: Server; store: Store; logger: Logger; closeDev?: () => Promise<void> }) {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received: finishing in-flight requests`);
+    const forced = setTimeout(() => {
+      logger.error(`Shutdown took longer than ${SHUTDOWN_GRACE_MS / 1000}s; exiting`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    forced.unref();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Keep-alive connections with no request in flight would hold close() open.
+      server.closeIdleConnections();
+    });
+    await closeDev?.();
+    await store.close();
+    logger.info('Stopped cleanly');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+await start();

@@ -1,0 +1,141 @@
+// Serving pages. Pages are the same for every reader between deploys, so each is rendered once,
+// compressed once and kept in memory with its ETag; only requests whose output depends on the
+// request (the no-JavaScript signup outcome) are rendered per request, and those stream.
+import { createHash } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import { isbot } from 'isbot';
+import type { AppRender, RenderOptions } from '../client/entry-server.tsx';
+import { dataScript, renderHead, splitTemplate } from './html.ts';
+
+export interface Renderer {
+  renderApp(request: Request, options: RenderOptions): Promise<AppRender>;
+  /** The HTML template; in development Vite re-transforms it for each URL. */
+  template(url: string): Promise<string>;
+  /** Whether rendered pages may be kept (false in development, where code changes live). */
+  cacheable: boolean;
+}
+
+interface CachedPage {
+  status: number;
+  etag: string;
+  identity: Buffer;
+  gzip: Buffer;
+  brotli: Buffer;
+}
+
+const RENDER_TIMEOUT_MS = 10_000;
+
+export interface PageServerOptions {
+  renderer: Renderer;
+  siteUrl: string;
+  /** Paths of real pages; everything else shares one cached 404 page. */
+  knownPaths: ReadonlySet<string>;
+  onRenderError: (error: unknown) => void;
+}
+
+function toFetchRequest(req: ExpressRequest, siteUrl: string, signal: AbortSignal): Request {
+  return new Request(new URL(req.originalUrl, siteUrl), { method: 'GET', signal });
+}
+
+function pickEncoding(req: ExpressRequest): 'br' | 'gzip' | null {
+  const accepted = req.acceptsEncodings('br', 'gzip', 'identity');
+  return accepted === 'br' || accepted === 'gzip' ? accepted : null;
+}
+
+export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError }: PageServerOptions) {
+  const cache = new Map<string, Promise<CachedPage>>();
+
+  async function renderDocument(req: ExpressRequest, waitForAll: boolean, signal: AbortSignal) {
+    const url = new URL(req.originalUrl, siteUrl);
+    const [result, template] = await Promise.all([
+      renderer.renderApp(toFetchRequest(req, siteUrl, signal), { waitForAll, onError: onRenderError }),
+      renderer.template(url.pathname),
+    ]);
+    const parts = splitTemplate(template);
+    const head = renderHead(result.head, { siteUrl, pathname: url.pathname });
+    return {
+      result,
+      opening: parts.beforeHead + head + parts.beforeApp,
+      closing: parts.beforeData + dataScript(result.hydrationJson) + parts.afterData,
+    };
+  }
+
+  async function renderToCache(req: ExpressRequest): Promise<CachedPage> {
+    const { result, opening, closing } = await renderDocument(req, true, new AbortController().signal);
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const done = new Promise<void>((resolve, reject) => {
+      sink.on('end', resolve);
+      sink.on('error', reject);
+    });
+    result.pipe(sink);
+    await done;
+    const identity = Buffer.concat([Buffer.from(opening), ...chunks, Buffer.from(closing)]);
+    return {
+      status: result.status,
+      etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 32)}"`,
+      identity,
+      gzip: gzipSync(identity, { level: 9 }),
+      brotli: brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }),
+    };
+  }
+
+  function sendCached(req: ExpressRequest, res: ExpressResponse, page: CachedPage) {
+    res.status(page.status);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('ETag', page.etag);
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (page.status === 200 && req.headers['if-none-match'] === page.etag) {
+      res.status(304).end();
+      return;
+    }
+    const encoding = pickEncoding(req);
+    const body = encoding === 'br' ? page.brotli : encoding === 'gzip' ? page.gzip : page.identity;
+    if (encoding) res.setHeader('Content-Encoding', encoding);
+    res.setHeader('Content-Length', body.length);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  async function streamPage(req: ExpressRequest, res: ExpressResponse) {
+    const controller = new AbortController();
+    const waitForAll = isbot(req.headers['user-agent'] ?? '');
+    const { result, opening, closing } = await renderDocument(req, waitForAll, controller.signal);
+    const timeout = setTimeout(() => result.abort(new Error('Render timed out')), RENDER_TIMEOUT_MS);
+    res.status(result.status);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-store');
+    res.write(opening);
+    const body = new PassThrough();
+    body.on('end', () => {
+      clearTimeout(timeout);
+      res.end(closing);
+    });
+    body.pipe(res, { end: false });
+    res.on('close', () => {
+      if (!res.writableFinished) result.abort(new Error('Client went away'));
+    });
+    result.pipe(body);
+  }
+
+  return async function servePage(req: ExpressRequest, res: ExpressResponse) {
+    const url = new URL(req.originalUrl, siteUrl);
+    const dynamic = url.searchParams.has('signup') || !renderer.cacheable;
+    if (dynamic) {
+      await streamPage(req, res);
+      return;
+    }
+    const key = knownPaths.has(url.pathname) ? url.pathname : 'not-found';
+    let page = cache.get(key);
+    if (!page) {
+      page = renderToCache(req);
+      cache.set(key, page);
+      // A failed render is not remembered: the next request tries again.
+      page.catch(() => cache.delete(key));
+    }
+    sendCached(req, res, await page);
+  };
+}

@@ -1,0 +1,79 @@
+// POST /api/subscribe: JSON for the enhanced form and API clients, an HTML form post (303 back to
+// the page, outcome in the query) for readers without JavaScript. Both share one schema.
+import express, { type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../../content/email-address.ts';
+import type { SignupOutcome } from '../../client/signup-outcome.ts';
+import type { Store } from '../store/types.ts';
+import { sendError } from '../errors.ts';
+
+/** The request body, for the API and the tests alike. */
+export const subscribeBodySchema = z.object({
+  email: z
+    .string({ message: 'Send the address as a string in the "email" field.' })
+    .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
+    .transform(normalizeEmail)
+    .superRefine((email, ctx) => {
+      const problem = emailProblem(email);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  source: z.string().max(200).optional(),
+});
+
+export const UNAVAILABLE_MESSAGE = 'Please try again later.';
+
+export interface SubscribeOptions {
+  store: Store;
+  /** Paths a form may come from; anything else is sent back to the home page. */
+  knownPaths: ReadonlySet<string>;
+  onStoreError: (error: unknown) => void;
+}
+
+const BODY_LIMIT = '4kb';
+
+function isFormPost(req: Request): boolean {
+  return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+}
+
+export function backToForm(res: Response, sourcePath: string, outcome: SignupOutcome) {
+  res.redirect(303, `${sourcePath}?signup=${outcome}#email-signup`);
+}
+
+export function safeSourcePath(value: unknown, knownPaths: ReadonlySet<string>): string {
+  return typeof value === 'string' && knownPaths.has(value) ? value : '/';
+}
+
+export function subscribeRouter({ store, knownPaths, onStoreError }: SubscribeOptions): Router {
+  const router = express.Router();
+  const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
+  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
+
+  router.post('/api/subscribe', json, form, async (req: Request, res: Response) => {
+    const viaForm = isFormPost(req);
+    if (!viaForm && !req.is('application/json')) {
+      sendError(res, 415, 'unsupported_media_type', 'Send the address as JSON, e.g. {"email": "you@example.com"}, or as a form.');
+      return;
+    }
+    const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
+    const parsed = subscribeBodySchema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      if (viaForm) return backToForm(res, sourcePath, 'invalid-email');
+      sendError(res, 400, 'invalid_email', parsed.error.issues[0]?.message ?? 'Please enter a valid email address.');
+      return;
+    }
+    try {
+      const result = await store.addSignup(parsed.data.email, sourcePath);
+      if (viaForm) return backToForm(res, sourcePath, result === 'subscribed' ? 'subscribed' : 'already-subscribed');
+      if (result === 'subscribed') res.status(201).json({ status: 'subscribed' });
+      else res.status(409).json({ status: 'already_subscribed' });
+    } catch (error) {
+      onStoreError(error);
+      if (viaForm) return backToForm(res, sourcePath, 'unavailable');
+      // Unreachable store or an unexpected database answer: either way the address was not saved,
+      // and the reader's only useful move is to try again later.
+      sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,62 @@
+// Applies supabase/migrations/*.sql in name order, once each, recording them in
+// app_migrations. The files are written to be idempotent, so a database that was migrated with
+// the Supabase CLI (which records elsewhere) can run them again harmlessly.
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { SqlClient } from './sql-client.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../supabase/migrations/', import.meta.url));
+
+export interface Migration {
+  version: string;
+  name: string;
+  sql: string;
+}
+
+export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((file) => /^\d{14}_[a-z0-9_]+\.sql$/.test(file)).sort();
+  return Promise.all(
+    files.map(async (file) => ({
+      version: file.slice(0, 14),
+      name: file.slice(15, -4),
+      sql: await readFile(new URL(file, `file://${dir.endsWith('/') ? dir : `${dir}/`}`), 'utf8'),
+    })),
+  );
+}
+
+const LEDGER = `create table if not exists public.app_migrations (
+  version text primary key,
+  name text not null,
+  applied_at timestamptz not null default now()
+);
+alter table public.app_migrations enable row level security;`;
+
+// Any constant works; it only has to be the same for every process migrating this database.
+const MIGRATION_LOCK_KEY = 4_715_020_250;
+
+/** Applies what is missing; returns the versions applied by this call. */
+export async function migrate(client: SqlClient, migrations?: Migration[]): Promise<string[]> {
+  const all = migrations ?? (await loadMigrations());
+  const applied: string[] = [];
+  await client.transaction(async (tx) => {
+    // Two replicas starting together must not both apply the same file.
+    await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await tx.exec(LEDGER);
+    const done = new Set((await tx.query<{ version: string }>('select version from public.app_migrations')).rows.map((r) => r.version));
+    for (const migration of all) {
+      if (done.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('insert into public.app_migrations (version, name) values ($1, $2)', [migration.version, migration.name]);
+      applied.push(migration.version);
+    }
+  });
+  return applied;
+}
+
+export async function pendingMigrations(client: SqlClient, migrations?: Migration[]): Promise<string[]> {
+  const all = migrations ?? (await loadMigrations());
+  const exists = await client.query<{ present: boolean }>("select to_regclass('public.app_migrations') is not null as present");
+  if (!exists.rows[0]?.present) return all.map((m) => m.version);
+  const done = new Set((await client.query<{ version: string }>('select version from public.app_migrations')).rows.map((r) => r.version));
+  return all.filter((m) => !done.has(m.version)).map((m) => m.version);
+}

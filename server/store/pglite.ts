@@ -1,0 +1,124 @@
+// The embedded default: PGlite (Postgres compiled to WebAssembly) in DATA_DIR/db. PGlite has no
+// lock of its own, and two processes on one data directory silently lose writes, so this module
+// takes an owner lock file first and refuses to open a directory another live process owns.
+import { PGlite } from '@electric-sql/pglite';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { migrate } from './migrate.ts';
+import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.ts';
+import { SqlStore } from './sql-store.ts';
+import { StoreLockedError } from './types.ts';
+
+interface LockOwner {
+  pid: number;
+  host: string;
+  command: string;
+  since: string;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function takeOwnerLock(lockPath: string, dbPath: string): Promise<() => Promise<void>> {
+  const me: LockOwner = { pid: process.pid, host: hostname(), command: process.argv.slice(1).join(' '), since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(lockPath, JSON.stringify(me), { flag: 'wx' });
+      return async () => {
+        const current = await readFile(lockPath, 'utf8').catch(() => '');
+        if (current.includes(`"pid":${me.pid},`)) await rm(lockPath, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let owner: LockOwner | null;
+    try {
+      owner = JSON.parse(await readFile(lockPath, 'utf8')) as LockOwner;
+    } catch {
+      owner = null; // A half-written lock from a crash: treat as stale.
+    }
+    const sameHost = owner?.host === me.host;
+    if (owner && (!sameHost || isAlive(owner.pid))) {
+      throw new StoreLockedError(
+        `The embedded database ${dbPath} is in use by process ${owner.pid} on ${owner.host} ` +
+          `(${owner.command || 'unknown command'}, since ${owner.since}). ` +
+          'Only one process may open it: stop that process first, or let it do the work ' +
+          '(the server runs the Monday digest itself unless DIGEST_CRON=off). ' +
+          `If that process is gone, delete ${lockPath}. To share data between processes, set DATABASE_URL.`,
+      );
+    }
+    await rm(lockPath, { force: true }); // Its owner died without cleaning up.
+  }
+  throw new StoreLockedError(`Could not take the lock ${lockPath}; another process keeps creating it.`);
+}
+
+class PGliteClient implements SqlClient {
+  constructor(private readonly db: PGlite) {}
+
+  static executor(db: Pick<PGlite, 'query' | 'exec'>): SqlExecutor {
+    return {
+      async query<Row>(sql: string, params: unknown[] = []): Promise<QueryResult<Row>> {
+        const result = await db.query<Row>(sql, params);
+        return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+      },
+      async exec(sql: string) {
+        await db.exec(sql);
+      },
+    };
+  }
+
+  query<Row>(sql: string, params?: unknown[]) {
+    return PGliteClient.executor(this.db).query<Row>(sql, params);
+  }
+
+  exec(sql: string) {
+    return PGliteClient.executor(this.db).exec(sql);
+  }
+
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.db.transaction((tx) => work(PGliteClient.executor(tx)));
+  }
+
+  async close() {
+    await this.db.close();
+  }
+}
+
+/** Opens (creating and migrating if needed) the embedded database; `dataDir` null = in memory. */
+export async function openPGliteStore(dataDir: string | null): Promise<SqlStore> {
+  let releaseLock = async () => {};
+  let db: PGlite;
+  if (dataDir === null) {
+    db = new PGlite();
+  } else {
+    await mkdir(dataDir, { recursive: true });
+    const dbPath = join(dataDir, 'db');
+    releaseLock = await takeOwnerLock(join(dataDir, 'db.lock'), dbPath);
+    try {
+      db = new PGlite(dbPath);
+      await db.waitReady;
+    } catch (error) {
+      await releaseLock();
+      throw error;
+    }
+  }
+  const client = new PGliteClient(db);
+  await migrate(client);
+  return new SqlStore('pglite', {
+    query: (sql, params) => client.query(sql, params),
+    exec: (sql) => client.exec(sql),
+    transaction: (work) => client.transaction(work),
+    close: async () => {
+      await client.close();
+      await releaseLock();
+    },
+  });
+}

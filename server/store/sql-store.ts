@@ -1,0 +1,191 @@
+// The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
+// on both, so the contract tests prove one implementation twice.
+import { pendingMigrations } from './migrate.ts';
+import { sqlState, type SqlClient } from './sql-client.ts';
+import {
+  StoreUnavailableError,
+  type Delivery,
+  type RemovalReason,
+  type SignupResult,
+  type Store,
+  type Subscriber,
+  type SubscriberCounts,
+  type SubscriberRecord,
+} from './types.ts';
+
+interface SubscriberRow {
+  id: string;
+  email: string;
+  active: boolean;
+  created_at: Date | string;
+}
+
+const toRecord = (row: SubscriberRow): SubscriberRecord => ({
+  id: row.id,
+  email: row.email,
+  active: row.active,
+  createdAt: new Date(row.created_at),
+});
+
+// SQLSTATE classes that mean "the database is not there or not itself", not "your query is wrong".
+const UNAVAILABLE_CLASSES = ['08', '53', '57', '58'];
+
+/** Errors that say the store is unreachable become StoreUnavailableError; the rest pass through. */
+export function classifyError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  const state = sqlState(error);
+  const isNetwork = error instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|terminat|Connection|closed/i.test(error.message);
+  if ((state && UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) || (!state && isNetwork)) {
+    return new StoreUnavailableError('The database is unavailable', { cause: error });
+  }
+  return error;
+}
+
+export class SqlStore implements Store {
+  constructor(
+    readonly backend: 'pglite' | 'postgres',
+    private readonly client: SqlClient,
+  ) {}
+
+  private async run<Row>(sql: string, params: unknown[] = []) {
+    try {
+      return await this.client.query<Row>(sql, params);
+    } catch (error) {
+      throw classifyError(error);
+    }
+  }
+
+  async addSignup(email: string, source: string | null): Promise<SignupResult> {
+    // One statement: the unique key decides. A conflicting row that had left is reactivated (the
+    // update's WHERE lets it through); an active one makes the statement return nothing.
+    const result = await this.run<{ id: string }>(
+      `insert into public.email_signups (email, source) values ($1, $2)
+       on conflict (email) do update
+         set unsubscribed_at = null, unsubscribe_reason = null, resubscribed_at = now()
+         where public.email_signups.unsubscribed_at is not null
+       returning id`,
+      [email, source],
+    );
+    return result.rows.length > 0 ? 'subscribed' : 'already_subscribed';
+  }
+
+  async findSubscriber(id: string): Promise<SubscriberRecord | null> {
+    const result = await this.run<SubscriberRow>(
+      `select id::text as id, email, unsubscribed_at is null as active, created_at
+       from public.email_signups where id::text = $1`,
+      [id],
+    );
+    return result.rows[0] ? toRecord(result.rows[0]) : null;
+  }
+
+  async findSubscriberByEmail(email: string): Promise<SubscriberRecord | null> {
+    const result = await this.run<SubscriberRow>(
+      `select id::text as id, email, unsubscribed_at is null as active, created_at
+       from public.email_signups where email = $1`,
+      [email],
+    );
+    return result.rows[0] ? toRecord(result.rows[0]) : null;
+  }
+
+  async removeSubscriber(id: string, reason: RemovalReason): Promise<boolean> {
+    // The first reason is kept: a later bounce does not overwrite an unsubscribe, and replays
+    // change nothing.
+    const result = await this.run<{ id: string }>(
+      `update public.email_signups
+         set unsubscribed_at = coalesce(unsubscribed_at, now()),
+             unsubscribe_reason = coalesce(unsubscribe_reason, $2)
+       where id::text = $1
+       returning id`,
+      [id, reason],
+    );
+    return result.rows.length > 0;
+  }
+
+  async listActiveSubscribers(afterId: string | null, limit: number): Promise<Subscriber[]> {
+    const result = await this.run<Subscriber>(
+      `select id::text as id, email from public.email_signups
+       where unsubscribed_at is null and ($1::text is null or id::text > $1)
+       order by id::text limit $2`,
+      [afterId, limit],
+    );
+    return result.rows;
+  }
+
+  async listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]> {
+    const result = await this.run<SubscriberRow>(
+      `select id::text as id, email, unsubscribed_at is null as active, created_at from public.email_signups
+       where $1::text is null or id::text > $1
+       order by id::text limit $2`,
+      [afterId, limit],
+    );
+    return result.rows.map(toRecord);
+  }
+
+  async countSubscribers(): Promise<SubscriberCounts> {
+    const result = await this.run<{ active: number; inactive: number }>(
+      `select count(*) filter (where unsubscribed_at is null)::int as active,
+              count(*) filter (where unsubscribed_at is not null)::int as inactive
+       from public.email_signups`,
+    );
+    return result.rows[0] ?? { active: 0, inactive: 0 };
+  }
+
+  async deliveredTo(recapDate: string, subscriberIds: readonly string[]): Promise<Set<string>> {
+    if (subscriberIds.length === 0) return new Set();
+    const result = await this.run<{ subscriber_id: string }>(
+      `select subscriber_id from public.digest_deliveries where recap_date = $1::date and subscriber_id = any($2::text[])`,
+      [recapDate, subscriberIds],
+    );
+    return new Set(result.rows.map((row) => row.subscriber_id));
+  }
+
+  async recordDeliveries(recapDate: string, deliveries: readonly Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.run(
+      `insert into public.digest_deliveries (recap_date, subscriber_id, provider_message_id)
+       select $1::date, d.subscriber_id, d.message_id
+       from unnest($2::text[], $3::text[]) as d(subscriber_id, message_id)
+       on conflict (recap_date, subscriber_id) do nothing`,
+      [recapDate, deliveries.map((d) => d.subscriberId), deliveries.map((d) => d.providerMessageId)],
+    );
+  }
+
+  async countDeliveries(recapDate: string): Promise<number> {
+    const result = await this.run<{ n: number }>(
+      'select count(*)::int as n from public.digest_deliveries where recap_date = $1::date',
+      [recapDate],
+    );
+    return result.rows[0]?.n ?? 0;
+  }
+
+  async acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean> {
+    const result = await this.run<{ holder: string }>(
+      `insert into public.digest_locks (recap_date, holder, locked_until)
+       values ($1::date, $2, now() + ($3::int * interval '1 millisecond'))
+       on conflict (recap_date) do update
+         set holder = excluded.holder, locked_until = excluded.locked_until
+         where public.digest_locks.holder = excluded.holder or public.digest_locks.locked_until < now()
+       returning holder`,
+      [recapDate, holder, Math.round(leaseMs)],
+    );
+    return result.rows.length > 0;
+  }
+
+  async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
+    await this.run('delete from public.digest_locks where recap_date = $1::date and holder = $2', [recapDate, holder]);
+  }
+
+  async checkReady(): Promise<void> {
+    let pending: string[];
+    try {
+      pending = await pendingMigrations(this.client);
+    } catch (error) {
+      throw classifyError(error);
+    }
+    if (pending.length > 0) throw new StoreUnavailableError(`Database migrations not applied: ${pending.join(', ')}`);
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,17 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import viteConfig from './vite.config.ts';
+
+export default mergeConfig(
+  viteConfig,
+  defineConfig({
+    test: {
+      include: ['{content,client,server,emails,jobs,scripts,tests}/**/*.test.{ts,tsx}'],
+      globalSetup: ['tests/setup/build.ts', 'tests/setup/postgres.ts'],
+      testTimeout: 30_000,
+      hookTimeout: 120_000,
+      // Two cores: one file per core keeps browser and database tests from starving each other.
+      maxWorkers: 2,
+      env: { NODE_ENV: 'test' },
+    },
+  }),
+);
