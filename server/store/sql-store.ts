@@ -33,7 +33,9 @@ const UNAVAILABLE_CLASSES = ['08', '53', '57', '58'];
 /** Errors that say the store is unreachable become StoreUnavailableError; the rest pass through. */
 export function classifyError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
-  const state = sqlState(error);
+  // Node's socket errors also carry a `code` (ECONNREFUSED); only five-character codes are SQLSTATEs.
+  const code = sqlState(error);
+  const state = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
   const isNetwork = error instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|terminat|Connection|closed/i.test(error.message);
   if ((state && UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) || (!state && isNetwork)) {
     return new StoreUnavailableError('The database is unavailable', { cause: error });

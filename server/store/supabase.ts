@@ -1,4 +1,307 @@
-import type { Store } from './types.ts';
-export async function openSupabaseStore(_config: { url: string; anonKey: string; serviceRoleKey: string }): Promise<Store> {
-  throw new Error('The Supabase backend is being written.');
+// The Supabase backend: the project's REST interface (PostgREST) through @supabase/supabase-js.
+// The anon key does the one thing row-level security lets it do, insert a signup; everything that
+// reads or changes subscribers, the delivery ledger or the lease uses the service-role key, which
+// never leaves the server. Migrations are not run from here (REST cannot run DDL): the operator
+// applies supabase/migrations, and checkReady says which are missing.
+import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
+import { loadMigrations } from './migrate.ts';
+import {
+  StoreUnavailableError,
+  type Delivery,
+  type RemovalReason,
+  type SignupResult,
+  type Store,
+  type Subscriber,
+  type SubscriberCounts,
+  type SubscriberRecord,
+} from './types.ts';
+
+export interface SupabaseStoreConfig {
+  url: string;
+  anonKey: string;
+  serviceRoleKey: string;
+}
+
+/** A request Supabase refused for a reason that is not an outage (bad key, schema mismatch, ...). */
+export class SupabaseRequestError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'SupabaseRequestError';
+  }
+}
+
+const SIGNUPS = 'email_signups';
+const DELIVERIES = 'digest_deliveries';
+// PostgREST cuts every answer at its max-rows setting (1000 on Supabase unless changed).
+const MAX_ROWS = 1000;
+// Ids per `in.(...)` filter, so that the request line stays far below the 8 KB gateways accept.
+const IDS_PER_REQUEST = 100;
+const ROWS_PER_INSERT = 500;
+const REQUEST_TIMEOUT_MS = 10_000;
+// A readiness probe has to answer before the orchestrator's own timeout.
+const READY_TIMEOUT_MS = 5_000;
+const APPLY_HINT = "apply them with DATABASE_URL=<the project's direct connection string> npm run db:migrate";
+
+// PostgREST's own codes for "cannot reach the database" (PGRST000-003) and SQLSTATE classes for
+// connection loss, exhausted resources and an operator shutting the server down.
+const UNAVAILABLE_CODE = /^(PGRST00\d|08|53|57)/;
+
+interface Answer {
+  error: PostgrestError | null;
+  status: number;
+}
+
+function failure(what: string, { error, status }: Answer): Error {
+  const code = error?.code ?? '';
+  // A HEAD answer (counts) has no body, so the status is all there is to go on.
+  const detail = `${error?.message || (status ? `HTTP ${status}` : 'no answer')}${code ? ` (${code})` : ''}`;
+  // Status 0: supabase-js got no HTTP answer at all (refused, reset, DNS, timeout).
+  if (status === 0 || status >= 500 || status === 429 || UNAVAILABLE_CODE.test(code)) {
+    return new StoreUnavailableError(`Supabase is unavailable while ${what}: ${detail}`, { cause: error });
+  }
+  return new SupabaseRequestError(`Supabase refused ${what}: ${detail}`, code, status);
+}
+
+/** The id's text was not a value of the table's id type: no such subscriber. */
+const isInvalidId = (answer: Answer) => answer.error?.code === '22P02';
+
+/** The `role` a key acts as: legacy keys are JWTs with a role claim, new ones say it in a prefix. */
+export function supabaseKeyRole(key: string): string | null {
+  if (key.startsWith('sb_publishable_')) return 'anon';
+  if (key.startsWith('sb_secret_')) return 'service_role';
+  const payload = key.split('.')[1];
+  if (key.split('.').length !== 3 || !payload) return null;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { role?: unknown };
+    return typeof claims.role === 'string' ? claims.role : null;
+  } catch {
+    return null;
+  }
+}
+
+function checkKeys(config: SupabaseStoreConfig) {
+  const anonRole = supabaseKeyRole(config.anonKey);
+  const serviceRole = supabaseKeyRole(config.serviceRoleKey);
+  if (anonRole === 'service_role') {
+    throw new Error(
+      'SUPABASE_ANON_KEY holds a service-role (secret) key. Use the anon / publishable key from the project’s API settings there; the secret key belongs in SUPABASE_SERVICE_ROLE_KEY only.',
+    );
+  }
+  if (serviceRole !== null && serviceRole !== 'service_role') {
+    throw new Error(
+      `SUPABASE_SERVICE_ROLE_KEY holds a key for the "${serviceRole}" role, which cannot read subscribers. Use the service_role / secret key from the project’s API settings.`,
+    );
+  }
+}
+
+interface SignupRow {
+  id: string | number;
+  email: string;
+  unsubscribed_at: string | null;
+  created_at: string;
+}
+
+const RECORD_COLUMNS = 'id,email,unsubscribed_at,created_at';
+
+const toRecord = (row: SignupRow): SubscriberRecord => ({
+  id: String(row.id),
+  email: row.email,
+  active: row.unsubscribed_at === null,
+  createdAt: new Date(row.created_at),
+});
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export class SupabaseStore implements Store {
+  readonly backend = 'supabase' as const;
+
+  constructor(
+    private readonly anon: SupabaseClient,
+    private readonly service: SupabaseClient,
+    private readonly migrationVersions: readonly string[],
+    private readonly closing: AbortController,
+  ) {}
+
+  async addSignup(email: string, source: string | null): Promise<SignupResult> {
+    // The anon role may insert but not read, so the unique key's 23505 is the only duplicate check.
+    const inserted = await this.anon.from(SIGNUPS).insert({ email, source }).setHeader('Prefer', 'return=minimal');
+    if (!inserted.error) return 'subscribed';
+    if (inserted.error.code !== '23505') throw failure('adding a signup', inserted);
+    // The address exists. Only a row that had left is brought back; the WHERE makes that atomic.
+    const revived = await this.service
+      .from(SIGNUPS)
+      .update({ unsubscribed_at: null, unsubscribe_reason: null, resubscribed_at: new Date().toISOString() })
+      .eq('email', email)
+      .not('unsubscribed_at', 'is', null)
+      .select('id');
+    if (revived.error) throw failure('re-subscribing an address', revived);
+    return revived.data.length > 0 ? 'subscribed' : 'already_subscribed';
+  }
+
+  private async findOne(column: 'id' | 'email', value: string): Promise<SubscriberRecord | null> {
+    const found = await this.service.from(SIGNUPS).select(RECORD_COLUMNS).eq(column, value).limit(1);
+    if (isInvalidId(found)) return null;
+    if (found.error) throw failure('looking up a subscriber', found);
+    const row = (found.data as SignupRow[])[0];
+    return row ? toRecord(row) : null;
+  }
+
+  findSubscriber(id: string) {
+    return this.findOne('id', id);
+  }
+
+  findSubscriberByEmail(email: string) {
+    return this.findOne('email', email);
+  }
+
+  async removeSubscriber(id: string, reason: RemovalReason): Promise<boolean> {
+    // Only an active row is changed, so the first reason and time are kept and replays are no-ops.
+    const removed = await this.service
+      .from(SIGNUPS)
+      .update({ unsubscribed_at: new Date().toISOString(), unsubscribe_reason: reason })
+      .eq('id', id)
+      .is('unsubscribed_at', null)
+      .select('id');
+    if (isInvalidId(removed)) return false;
+    if (removed.error) throw failure('removing a subscriber', removed);
+    if (removed.data.length > 0) return true;
+    return (await this.findSubscriber(id)) !== null;
+  }
+
+  /**
+   * Up to `limit` rows after `afterId` in id order, asking at most MAX_ROWS at a time. A page
+   * shorter than asked can mean the server's row cap, not the end, so only an empty one ends it.
+   */
+  private async keyset<Row extends { id: string | number }>(
+    afterId: string | null,
+    limit: number,
+    what: string,
+    page: (after: string | null, count: number) => PromiseLike<Answer & { data: unknown }>,
+  ): Promise<Row[]> {
+    const rows: Row[] = [];
+    let after = afterId;
+    while (rows.length < limit) {
+      const answer = await page(after, Math.min(MAX_ROWS, limit - rows.length));
+      if (answer.error) throw failure(what, answer);
+      const got = answer.data as Row[];
+      if (got.length === 0) break;
+      rows.push(...got);
+      after = String(got[got.length - 1]!.id);
+    }
+    return rows;
+  }
+
+  async listActiveSubscribers(afterId: string | null, limit: number): Promise<Subscriber[]> {
+    const rows = await this.keyset<{ id: string | number; email: string }>(afterId, limit, 'listing subscribers', (after, count) => {
+      let query = this.service.from(SIGNUPS).select('id,email').is('unsubscribed_at', null);
+      if (after !== null) query = query.gt('id', after);
+      return query.order('id', { ascending: true }).limit(count);
+    });
+    return rows.map((row) => ({ id: String(row.id), email: row.email }));
+  }
+
+  async listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]> {
+    const rows = await this.keyset<SignupRow>(afterId, limit, 'listing subscribers', (after, count) => {
+      let query = this.service.from(SIGNUPS).select(RECORD_COLUMNS);
+      if (after !== null) query = query.gt('id', after);
+      return query.order('id', { ascending: true }).limit(count);
+    });
+    return rows.map(toRecord);
+  }
+
+  async countSubscribers(): Promise<SubscriberCounts> {
+    const [active, inactive] = await Promise.all([
+      this.service.from(SIGNUPS).select('id', { count: 'exact', head: true }).is('unsubscribed_at', null),
+      this.service.from(SIGNUPS).select('id', { count: 'exact', head: true }).not('unsubscribed_at', 'is', null),
+    ]);
+    if (active.error) throw failure('counting subscribers', active);
+    if (inactive.error) throw failure('counting subscribers', inactive);
+    return { active: active.count ?? 0, inactive: inactive.count ?? 0 };
+  }
+
+  async deliveredTo(recapDate: string, subscriberIds: readonly string[]): Promise<Set<string>> {
+    const delivered = new Set<string>();
+    for (const ids of chunks(subscriberIds, IDS_PER_REQUEST)) {
+      const found = await this.service.from(DELIVERIES).select('subscriber_id').eq('recap_date', recapDate).in('subscriber_id', ids);
+      if (found.error) throw failure('reading the delivery ledger', found);
+      for (const row of found.data as { subscriber_id: string }[]) delivered.add(row.subscriber_id);
+    }
+    return delivered;
+  }
+
+  async recordDeliveries(recapDate: string, deliveries: readonly Delivery[]): Promise<void> {
+    for (const batch of chunks(deliveries, ROWS_PER_INSERT)) {
+      const rows = batch.map((d) => ({ recap_date: recapDate, subscriber_id: d.subscriberId, provider_message_id: d.providerMessageId }));
+      const written = await this.service.from(DELIVERIES).upsert(rows, { onConflict: 'recap_date,subscriber_id', ignoreDuplicates: true });
+      if (written.error) throw failure('recording deliveries', written);
+    }
+  }
+
+  async countDeliveries(recapDate: string): Promise<number> {
+    const counted = await this.service.from(DELIVERIES).select('subscriber_id', { count: 'exact', head: true }).eq('recap_date', recapDate);
+    if (counted.error) throw failure('counting deliveries', counted);
+    return counted.count ?? 0;
+  }
+
+  async acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean> {
+    const taken = await this.service.rpc('acquire_digest_lock', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs) });
+    if (taken.error) throw failure('taking the digest lease', taken);
+    return taken.data === true;
+  }
+
+  async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
+    const released = await this.service.rpc('release_digest_lock', { p_recap_date: recapDate, p_holder: holder });
+    if (released.error) throw failure('releasing the digest lease', released);
+  }
+
+  async checkReady(): Promise<void> {
+    const applied = await this.service
+      .from('app_migrations')
+      .select('version')
+      .limit(MAX_ROWS)
+      .retry(false)
+      .abortSignal(AbortSignal.timeout(READY_TIMEOUT_MS));
+    let done = new Set<string>();
+    if (applied.error) {
+      // No ledger table at all: nothing was ever migrated through db:migrate.
+      const noTable = applied.status === 404 || applied.error.code === 'PGRST205' || applied.error.code === '42P01';
+      if (!noTable) {
+        const cause = failure('checking readiness', applied);
+        throw cause instanceof StoreUnavailableError ? cause : new StoreUnavailableError(cause.message, { cause });
+      }
+    } else {
+      done = new Set((applied.data as { version: string }[]).map((row) => row.version));
+    }
+    const missing = this.migrationVersions.filter((version) => !done.has(version));
+    if (missing.length > 0) throw new StoreUnavailableError(`Database migrations not applied: ${missing.join(', ')}; ${APPLY_HINT}`);
+  }
+
+  async close(): Promise<void> {
+    // Requests still in flight (a shutdown during a slow answer) end now instead of holding it up.
+    // Without a reason the abort is an AbortError, which supabase-js does not retry.
+    this.closing.abort();
+  }
+}
+
+export async function openSupabaseStore(config: SupabaseStoreConfig): Promise<Store> {
+  checkKeys(config);
+  const migrationVersions = (await loadMigrations()).map((m) => m.version);
+  const closing = new AbortController();
+  const fetchUntilClosed: typeof fetch = (input, init) =>
+    fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, closing.signal]) : closing.signal });
+  const client = (key: string) =>
+    createClient(config.url, key, {
+      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+      db: { timeout: REQUEST_TIMEOUT_MS },
+      global: { fetch: fetchUntilClosed },
+    });
+  return new SupabaseStore(client(config.anonKey), client(config.serviceRoleKey), migrationVersions, closing);
 }

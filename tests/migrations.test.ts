@@ -1,0 +1,226 @@
+// supabase/migrations on the three kinds of database they meet: a fresh one, the old site's
+// Supabase table with its rows, and one that was already migrated (by us, or by the Supabase CLI,
+// which records elsewhere, so every file may run twice).
+import { PGlite } from '@electric-sql/pglite';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMigrations, migrate, pendingMigrations, type Migration } from '../server/store/migrate.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
+import type { SqlClient, SqlExecutor } from '../server/store/sql-client.ts';
+import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { createSupabaseRoles } from './support/supabase-roles.ts';
+
+/** A raw PGlite as a SqlClient, to set up tables the way the old site had them. */
+function pgliteClient(db: PGlite): SqlClient {
+  const executor = (target: Pick<PGlite, 'query' | 'exec'>): SqlExecutor => ({
+    async query<Row>(sql: string, params: unknown[] = []) {
+      const result = await target.query<Row>(sql, params);
+      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+    },
+    async exec(sql: string) {
+      await target.exec(sql);
+    },
+  });
+  const self = executor(db);
+  return { ...self, transaction: (work) => db.transaction((tx) => work(executor(tx))), close: () => db.close() };
+}
+
+const OLD_TABLE = `
+create table public.email_signups (
+  id uuid primary key default gen_random_uuid(),
+  email text unique,
+  created_at timestamptz default now()
+);
+insert into public.email_signups (email, created_at) values
+  ('early@example.com', '2025-02-03T10:00:00Z'),
+  ('fan@example.com', '2025-03-15T18:30:00Z'),
+  ('last@example.com', '2025-07-01T08:05:00Z');`;
+
+/** Everything a migration could change: structure, grants, policies, functions, and the data. */
+async function snapshot(client: SqlExecutor): Promise<string> {
+  const parts = await Promise.all([
+    client.query(`select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns
+                  where table_schema = 'public' order by table_name, column_name`),
+    client.query(`select indexname, indexdef from pg_indexes where schemaname = 'public' order by indexname`),
+    client.query(`select conrelid::regclass::text as tbl, conname, pg_get_constraintdef(oid) as def from pg_constraint
+                  where connamespace = 'public'::regnamespace order by 1, 2`),
+    client.query(`select tablename, policyname, cmd, roles::text, qual, with_check from pg_policies where schemaname = 'public' order by 1, 2`),
+    client.query(`select relname, relrowsecurity, coalesce(relacl::text, '') as acl from pg_class
+                  where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`),
+    client.query(`select proname, md5(pg_get_functiondef(oid)) as body, coalesce(proacl::text, '') as acl from pg_proc
+                  where pronamespace = 'public'::regnamespace order by proname`),
+    client.query(`select id::text, email, created_at, source, unsubscribed_at, unsubscribe_reason, resubscribed_at
+                  from public.email_signups order by email`),
+    client.query(`select version, name, applied_at from public.app_migrations order by version`),
+  ]);
+  return JSON.stringify(parts.map((part) => part.rows));
+}
+
+let migrations: Migration[];
+beforeAll(async () => {
+  migrations = await loadMigrations();
+});
+
+interface Kind {
+  name: string;
+  available: boolean;
+  /** A fresh database; `roles` adds Supabase's API roles first (Postgres only). */
+  create(roles?: boolean): Promise<{ client: SqlClient; drop(): Promise<void> }>;
+}
+
+const kinds: Kind[] = [
+  {
+    name: 'PGlite',
+    available: true,
+    async create() {
+      const client = pgliteClient(new PGlite());
+      return { client, drop: () => client.close() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    available: postgresUrl !== null,
+    async create(roles = false) {
+      const db = await createTestDatabase();
+      if (roles) await createSupabaseRoles(db.url);
+      const client = createPgClient(db.url, { max: 2 });
+      return {
+        client,
+        async drop() {
+          await client.close();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
+
+for (const kind of kinds) {
+  describe.skipIf(!kind.available)(`Migrations on ${kind.name}`, () => {
+    it('apply every file to a fresh database and record each one', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        expect(await pendingMigrations(client)).toEqual(migrations.map((m) => m.version));
+        expect(await migrate(client)).toEqual(migrations.map((m) => m.version));
+        const recorded = await client.query<{ version: string; name: string }>('select version, name from public.app_migrations order by version');
+        expect(recorded.rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+        expect(await pendingMigrations(client)).toEqual([]);
+        const tables = await client.query<{ relname: string; relrowsecurity: boolean }>(
+          `select relname, relrowsecurity from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`,
+        );
+        expect(tables.rows).toEqual([
+          { relname: 'app_migrations', relrowsecurity: true },
+          { relname: 'digest_deliveries', relrowsecurity: true },
+          { relname: 'digest_locks', relrowsecurity: true },
+          { relname: 'email_signups', relrowsecurity: true },
+        ]);
+        const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
+        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'release_digest_lock']);
+      } finally {
+        await drop();
+      }
+    });
+
+    it("adopt the old site's table: rows kept, active, with the new columns", async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await client.exec(OLD_TABLE);
+        const before = await client.query<{ id: string; email: string; created_at: Date }>('select id::text, email, created_at from public.email_signups order by email');
+        expect(await migrate(client)).toHaveLength(migrations.length);
+
+        const after = await client.query<{ id: string; email: string; created_at: Date; source: string | null; unsubscribed_at: Date | null }>(
+          'select id::text, email, created_at, source, unsubscribed_at from public.email_signups order by email',
+        );
+        expect(after.rows.map(({ id, email, created_at }) => ({ id, email, created_at }))).toEqual(before.rows);
+        expect(after.rows.every((row) => row.source === null && row.unsubscribed_at === null)).toBe(true);
+        const columns = await client.query<{ column_name: string }>(
+          `select column_name from information_schema.columns where table_schema = 'public' and table_name = 'email_signups' order by ordinal_position`,
+        );
+        expect(columns.rows.map((c) => c.column_name)).toEqual(['id', 'email', 'created_at', 'source', 'unsubscribed_at', 'unsubscribe_reason', 'resubscribed_at']);
+        // The old unique constraint is what the signup relies on; no second index is added beside it.
+        const unique = await client.query<{ indexname: string }>(
+          `select indexname from pg_indexes where schemaname = 'public' and tablename = 'email_signups' and indexdef ilike '%unique%(email)%'`,
+        );
+        expect(unique.rows.map((r) => r.indexname)).toEqual(['email_signups_email_key']);
+      } finally {
+        await drop();
+      }
+    });
+
+    it('give an old table without a unique e-mail the unique index signup relies on', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text not null, created_at timestamptz not null default now());
+                           insert into public.email_signups (email) values ('one@example.com'), ('two@example.com');`);
+        await migrate(client);
+        await expect(client.query("insert into public.email_signups (email) values ('one@example.com')")).rejects.toMatchObject({ code: '23505' });
+      } finally {
+        await drop();
+      }
+    });
+
+    it('change nothing when applied again, by the ledger or by running every file once more', async () => {
+      const { client, drop } = await kind.create(true);
+      try {
+        await client.exec(OLD_TABLE);
+        await migrate(client);
+        const once = await snapshot(client);
+        expect(await migrate(client)).toEqual([]);
+        expect(await snapshot(client)).toBe(once);
+        // As after `supabase db push` followed by `npm run db:migrate` on a project whose ledger is empty.
+        for (const migration of migrations) await client.exec(migration.sql);
+        expect(await snapshot(client)).toBe(once);
+      } finally {
+        await drop();
+      }
+    });
+  });
+}
+
+describe('The embedded store opens an old data directory', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-migrate-'));
+  });
+
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('migrates the old table on open and treats its rows as subscribers', async () => {
+    const raw = new PGlite(join(dataDir, 'db'));
+    await raw.exec(OLD_TABLE);
+    await raw.close();
+    const store = await openPGliteStore(dataDir);
+    try {
+      expect(await store.countSubscribers()).toEqual({ active: 3, inactive: 0 });
+      expect(await store.addSignup('fan@example.com', '/')).toBe('already_subscribed');
+      expect((await store.findSubscriberByEmail('early@example.com'))?.createdAt.toISOString()).toBe('2025-02-03T10:00:00.000Z');
+      await expect(store.checkReady()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!postgresUrl)('The Postgres store opens an old database', () => {
+  it('migrates the old table on open and lists its rows for sending', async () => {
+    const db = await createTestDatabase();
+    const admin = createPgClient(db.url, { max: 1 });
+    await admin.exec(OLD_TABLE);
+    await admin.close();
+    const store = await openPostgresStore(db.url, { max: 2 });
+    try {
+      const page = await store.listActiveSubscribers(null, 10);
+      expect(page.map((s) => s.email).sort()).toEqual(['early@example.com', 'fan@example.com', 'last@example.com']);
+      expect(await store.addSignup('new@example.com', '/')).toBe('subscribed');
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});

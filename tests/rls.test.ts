@@ -1,0 +1,143 @@
+// What the anon key (public by design: the old site shipped it in its browser bundle) can do once
+// the migrations ran on a database with Supabase's roles and default grants: add a signup, and
+// nothing else. The service role, used only by the server and the job, reads everything.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../server/store/migrate.ts';
+import { createPgClient } from '../server/store/postgres.ts';
+import { startFakePostgrest, type FakePostgrest } from './support/fake-postgrest.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { createSupabaseRoles } from './support/supabase-roles.ts';
+
+const DENIED = { code: '42501' };
+
+describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
+  let db: TestDatabase;
+  let conn: pg.Client;
+
+  /** Runs `sql` as `role` in a transaction that is rolled back, so cases do not leak into each other. */
+  async function as<Row extends pg.QueryResultRow = Record<string, unknown>>(role: string, sql: string, params: unknown[] = []) {
+    await conn.query('begin');
+    try {
+      await conn.query(`set local role ${role}`);
+      return await conn.query<Row>(sql, params);
+    } finally {
+      await conn.query('rollback');
+    }
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await createSupabaseRoles(db.url);
+    const client = createPgClient(db.url, { max: 1 });
+    await migrate(client);
+    await client.exec(`insert into public.email_signups (email) values ('existing@example.com');
+                       insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'x');`);
+    await client.close();
+    conn = new pg.Client({ connectionString: db.url });
+    await conn.connect();
+  });
+
+  afterAll(async () => {
+    await conn?.end();
+    await db?.drop();
+  });
+
+  describe('as anon', () => {
+    it('may insert a signup', async () => {
+      const result = await as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')");
+      expect(result.rowCount).toBe(1);
+    });
+
+    it('learns of a duplicate only through the unique key', async () => {
+      await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject({ code: '23505' });
+    });
+
+    it('may not set any column but the address and the source', async () => {
+      await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (id, email) values (gen_random_uuid(), 'y@example.com')")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not read, change or delete subscribers', async () => {
+      await expect(as('anon', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'select count(*) from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (email) values ('z@example.com') returning id")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'update public.email_signups set unsubscribed_at = now()')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'delete from public.email_signups')).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not touch the ledger, the lease or the migration record', async () => {
+      for (const table of ['digest_deliveries', 'digest_locks', 'app_migrations']) {
+        await expect(as('anon', `select * from public.${table}`)).rejects.toMatchObject(DENIED);
+      }
+      await expect(as('anon', "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.app_migrations (version, name) values ('99999999999999', 'x')")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not call the lease functions', async () => {
+      await expect(as('anon', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.release_digest_lock('2025-07-14', 'me')")).rejects.toMatchObject(DENIED);
+    });
+  });
+
+  describe('as authenticated (a signed-in user of the same project)', () => {
+    it('may do nothing with these tables or functions', async () => {
+      await expect(as('authenticated', "insert into public.email_signups (email) values ('user@example.com')")).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', 'select * from public.digest_deliveries')).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+    });
+  });
+
+  describe('as service_role', () => {
+    it('reads and writes everything the server and the job need', async () => {
+      expect((await as('service_role', 'select email from public.email_signups')).rows).toEqual([{ email: 'existing@example.com' }]);
+      expect((await as('service_role', 'select subscriber_id from public.digest_deliveries')).rows).toEqual([{ subscriber_id: 'x' }]);
+      expect((await as('service_role', 'select count(*)::int as n from public.app_migrations')).rows[0]).toEqual({ n: 5 });
+      expect((await as('service_role', "update public.email_signups set unsubscribed_at = now() where email = 'existing@example.com'")).rowCount).toBe(1);
+      expect((await as('service_role', "select public.acquire_digest_lock('2025-07-14', 'me', 1000) as ok")).rows).toEqual([{ ok: true }]);
+    });
+  });
+
+  describe('over the REST interface', () => {
+    let fake: FakePostgrest;
+
+    beforeAll(async () => {
+      fake = await startFakePostgrest(db.url);
+    });
+
+    afterAll(async () => {
+      await fake?.close();
+    });
+
+    const call = (key: string, path: string, init: RequestInit = {}) =>
+      fetch(`${fake.url}/rest/v1/${path}`, { ...init, headers: { apikey: key, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+
+    it('the anon key adds a signup but cannot list, read back or call the lease', async () => {
+      const added = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }), headers: { Prefer: 'return=minimal' } });
+      expect(added.status).toBe(201);
+
+      const listed = await call(fake.anonKey, 'email_signups?select=email');
+      expect(listed.status).toBe(401);
+      expect(await listed.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
+
+      const readBack = await call(fake.anonKey, 'email_signups?select=id', { method: 'POST', body: JSON.stringify({ email: 'rest2@example.com' }), headers: { Prefer: 'return=representation' } });
+      expect(readBack.status).toBe(401);
+
+      const lease = await call(fake.anonKey, 'rpc/acquire_digest_lock', { method: 'POST', body: JSON.stringify({ p_recap_date: '2025-07-14', p_holder: 'x', p_lease_ms: 1000 }) });
+      expect(lease.status).toBe(401);
+      expect(await lease.json()).toMatchObject({ code: '42501' });
+
+      const duplicate = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }) });
+      expect(duplicate.status).toBe(409);
+      expect(await duplicate.json()).toMatchObject({ code: '23505' });
+    });
+
+    it('the service key lists subscribers', async () => {
+      const listed = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+      expect(listed.status).toBe(200);
+      expect(await listed.json()).toEqual([{ email: 'rest@example.com' }]);
+    });
+  });
+});

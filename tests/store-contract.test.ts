@@ -1,0 +1,448 @@
+// One contract, three backends: the embedded PGlite, a real PostgreSQL, and Supabase's REST
+// interface (a PostgREST stand-in over real Postgres with Supabase's roles, grants and our RLS).
+// Every backend must give the same answers, since the server and the job cannot tell them apart.
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeEmail } from '../content/email-address.ts';
+import { migrate } from '../server/store/migrate.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
+import { SqlStore } from '../server/store/sql-store.ts';
+import { openSupabaseStore, SupabaseRequestError } from '../server/store/supabase.ts';
+import { StoreUnavailableError, type Store } from '../server/store/types.ts';
+import { startFakePostgrest, unsignedJwt, type FakePostgrest } from './support/fake-postgrest.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { createSupabaseRoles } from './support/supabase-roles.ts';
+
+async function closedPortUrl(): Promise<{ port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve({ port: address.port }) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A database with Supabase's roles and every migration applied, as `supabase db push` leaves it. */
+async function createSupabaseDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  await createSupabaseRoles(db.url);
+  const client = createPgClient(db.url, { max: 1 });
+  try {
+    await migrate(client);
+  } finally {
+    await client.close();
+  }
+  return db;
+}
+
+interface Opened {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+interface Backend {
+  name: string;
+  available: boolean;
+  open(): Promise<Opened>;
+  /** A store whose database cannot be reached, to show the failure is reported as an outage. */
+  openUnreachable(): Promise<Opened>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'pglite',
+    available: true,
+    async open() {
+      const store = await openPGliteStore(null);
+      return { store, cleanup: () => store.close() };
+    },
+    async openUnreachable() {
+      const store = await openPGliteStore(null);
+      await store.close();
+      return { store, cleanup: async () => {} };
+    },
+  },
+  {
+    name: 'postgres',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createTestDatabase();
+      const store = await openPostgresStore(db.url);
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          await db.drop();
+        },
+      };
+    },
+    async openUnreachable() {
+      const { port } = await closedPortUrl();
+      const store = new SqlStore('postgres', createPgClient(`postgres://postgres@127.0.0.1:${port}/nothing`));
+      return { store, cleanup: () => store.close() };
+    },
+  },
+  {
+    name: 'supabase',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createSupabaseDatabase();
+      const fake = await startFakePostgrest(db.url);
+      const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          await fake.close();
+          await db.drop();
+        },
+      };
+    },
+    async openUnreachable() {
+      // A gateway that was there and is gone: nothing listens on its port any more.
+      const db = await createSupabaseDatabase();
+      const fake = await startFakePostgrest(db.url);
+      const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
+      await fake.close();
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
+
+const RECAP = '2025-07-14';
+
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`Store contract on ${backend.name}`, () => {
+    let opened: Opened;
+    let store: Store;
+
+    beforeAll(async () => {
+      opened = await backend.open();
+      store = opened.store;
+    });
+
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    it('reports itself ready once migrated', async () => {
+      await expect(store.checkReady()).resolves.toBeUndefined();
+    });
+
+    it('adds a new address as an active subscriber', async () => {
+      const before = new Date(Date.now() - 60_000);
+      expect(await store.addSignup('ada@example.com', '/')).toBe('subscribed');
+      const found = await store.findSubscriberByEmail('ada@example.com');
+      expect(found).toMatchObject({ email: 'ada@example.com', active: true });
+      expect(found!.createdAt.getTime()).toBeGreaterThan(before.getTime());
+      expect(await store.findSubscriber(found!.id)).toEqual(found);
+    });
+
+    it('finds nothing for unknown or malformed ids and addresses', async () => {
+      expect(await store.findSubscriber('00000000-0000-4000-8000-000000000000')).toBeNull();
+      expect(await store.findSubscriber('not-an-id')).toBeNull();
+      expect(await store.findSubscriberByEmail('nobody@example.com')).toBeNull();
+      expect(await store.removeSubscriber('00000000-0000-4000-8000-000000000000', 'unsubscribed')).toBe(false);
+      expect(await store.removeSubscriber('not-an-id', 'unsubscribed')).toBe(false);
+    });
+
+    it('reports the same address in another case or with spaces as already subscribed', async () => {
+      expect(await store.addSignup(normalizeEmail('grace@example.com'), '/')).toBe('subscribed');
+      const counts = await store.countSubscribers();
+      expect(await store.addSignup(normalizeEmail('  Grace@EXAMPLE.com '), '/archive')).toBe('already_subscribed');
+      expect(await store.addSignup(normalizeEmail('GRACE@example.COM'), null)).toBe('already_subscribed');
+      expect(await store.countSubscribers()).toEqual(counts);
+    });
+
+    it('keeps exactly one row when 50 signups of one address race', async () => {
+      const before = await store.countSubscribers();
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.addSignup('race@example.com', '/')));
+      expect(results.filter((r) => r === 'subscribed')).toHaveLength(1);
+      expect(results.filter((r) => r === 'already_subscribed')).toHaveLength(49);
+      const after = await store.countSubscribers();
+      expect(after.active).toBe(before.active + 1);
+      const all = await store.listAllSubscribers(null, 10_000);
+      expect(all.filter((s) => s.email === 'race@example.com')).toHaveLength(1);
+    });
+
+    it('lets a subscriber leave, and come back by signing up again', async () => {
+      await store.addSignup('linus@example.com', '/');
+      const { id } = (await store.findSubscriberByEmail('linus@example.com'))!;
+      const before = await store.countSubscribers();
+
+      expect(await store.removeSubscriber(id, 'unsubscribed')).toBe(true);
+      expect(await store.removeSubscriber(id, 'bounced')).toBe(true); // a replay changes nothing
+      expect(await store.findSubscriber(id)).toMatchObject({ active: false });
+      expect(await store.countSubscribers()).toEqual({ active: before.active - 1, inactive: before.inactive + 1 });
+
+      expect(await store.addSignup('linus@example.com', '/recap/2025-07-14')).toBe('subscribed');
+      expect(await store.findSubscriber(id)).toMatchObject({ id, active: true });
+      expect(await store.countSubscribers()).toEqual(before);
+      // Back and active: another signup is a duplicate again.
+      expect(await store.addSignup('linus@example.com', '/')).toBe('already_subscribed');
+    });
+
+    it('pages through active subscribers in a stable order, without gaps or repeats, skipping those who left', async () => {
+      const emails = Array.from({ length: 250 }, (_, i) => `reader${String(i).padStart(3, '0')}@paging.example`);
+      for (let i = 0; i < emails.length; i += 25) {
+        const results = await Promise.all(emails.slice(i, i + 25).map((email) => store.addSignup(email, 'import')));
+        expect(results.every((r) => r === 'subscribed')).toBe(true);
+      }
+      const removed = new Set(emails.filter((_, i) => i % 7 === 3));
+      for (const email of removed) {
+        const { id } = (await store.findSubscriberByEmail(email))!;
+        expect(await store.removeSubscriber(id, 'unsubscribed')).toBe(true);
+      }
+
+      const seen: string[] = [];
+      const seenEmails: string[] = [];
+      let after: string | null = null;
+      let pages = 0;
+      for (;;) {
+        const page = await store.listActiveSubscribers(after, 40);
+        if (page.length === 0) break;
+        expect(page.length).toBeLessThanOrEqual(40);
+        pages++;
+        seen.push(...page.map((s) => s.id));
+        seenEmails.push(...page.map((s) => s.email));
+        after = page[page.length - 1]!.id;
+      }
+      const ordered = [...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      expect(seen).toEqual(ordered);
+      expect(new Set(seen).size).toBe(seen.length);
+      const { active } = await store.countSubscribers();
+      expect(seen).toHaveLength(active);
+      expect(pages).toBe(Math.ceil(active / 40));
+      const pagedSet = new Set(seenEmails);
+      for (const email of emails) expect(pagedSet.has(email)).toBe(!removed.has(email));
+
+      // The export walk sees everyone, active or not, in the same order.
+      const everyone = await store.listAllSubscribers(null, 100_000);
+      const counts = await store.countSubscribers();
+      expect(everyone).toHaveLength(counts.active + counts.inactive);
+      expect(everyone.filter((s) => !s.active).map((s) => s.email)).toEqual(expect.arrayContaining([...removed]));
+      expect(everyone.map((s) => s.id)).toEqual([...everyone.map((s) => s.id)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    });
+
+    it('counts active subscribers and those who left', async () => {
+      const before = await store.countSubscribers();
+      await store.addSignup('count1@example.com', '/');
+      await store.addSignup('count2@example.com', '/');
+      await store.addSignup('count3@example.com', '/');
+      const { id } = (await store.findSubscriberByEmail('count2@example.com'))!;
+      await store.removeSubscriber(id, 'complained');
+      expect(await store.countSubscribers()).toEqual({ active: before.active + 2, inactive: before.inactive + 1 });
+    });
+
+    it('keeps one ledger row per recap and subscriber, however often it is recorded', async () => {
+      const page = await store.listActiveSubscribers(null, 150);
+      expect(page).toHaveLength(150);
+      const [a, b, c] = page.map((s) => s.id) as [string, string, string];
+      expect(await store.deliveredTo(RECAP, [])).toEqual(new Set());
+      expect(await store.deliveredTo(RECAP, [a, b, c])).toEqual(new Set());
+      expect(await store.countDeliveries(RECAP)).toBe(0);
+
+      await store.recordDeliveries(RECAP, [
+        { subscriberId: a, providerMessageId: 'msg-a' },
+        { subscriberId: b, providerMessageId: null },
+      ]);
+      expect(await store.deliveredTo(RECAP, [a, b, c])).toEqual(new Set([a, b]));
+      expect(await store.countDeliveries(RECAP)).toBe(2);
+
+      await store.recordDeliveries(RECAP, [
+        { subscriberId: a, providerMessageId: 'msg-a-again' },
+        { subscriberId: c, providerMessageId: 'msg-c' },
+      ]);
+      await store.recordDeliveries(RECAP, []);
+      expect(await store.countDeliveries(RECAP)).toBe(3);
+      expect(await store.countDeliveries('2025-07-06')).toBe(0);
+      expect(await store.deliveredTo('2025-07-06', [a, b, c])).toEqual(new Set());
+
+      // A whole page of the job at once.
+      const ids = page.map((s) => s.id);
+      await store.recordDeliveries(RECAP, ids.map((subscriberId) => ({ subscriberId, providerMessageId: `m-${subscriberId}` })));
+      expect(await store.countDeliveries(RECAP)).toBe(150);
+      expect(await store.deliveredTo(RECAP, ids)).toEqual(new Set(ids));
+    });
+
+    it('gives the sending lease to one holder at a time, renews it, lets it expire and releases it', async () => {
+      const week = '2025-06-30';
+      expect(await store.acquireDigestLock(week, 'replica-a', 60_000)).toBe(true);
+      expect(await store.acquireDigestLock(week, 'replica-b', 60_000)).toBe(false);
+      expect(await store.acquireDigestLock(week, 'replica-a', 60_000)).toBe(true);
+      // Another week is another lease.
+      expect(await store.acquireDigestLock('2025-06-23', 'replica-b', 60_000)).toBe(true);
+      // Only the holder releases it.
+      await store.releaseDigestLock(week, 'replica-b');
+      expect(await store.acquireDigestLock(week, 'replica-b', 60_000)).toBe(false);
+      await store.releaseDigestLock(week, 'replica-a');
+      expect(await store.acquireDigestLock(week, 'replica-b', 60_000)).toBe(true);
+
+      const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => store.acquireDigestLock('2025-06-16', `racer-${i}`, 60_000)));
+      expect(racing.filter(Boolean)).toHaveLength(1);
+
+      const short = '2025-06-09';
+      expect(await store.acquireDigestLock(short, 'crashed', 200)).toBe(true);
+      expect(await store.acquireDigestLock(short, 'successor', 60_000)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(await store.acquireDigestLock(short, 'successor', 60_000)).toBe(true);
+      expect(await store.acquireDigestLock(short, 'crashed', 200)).toBe(false);
+    });
+
+    it('reports an unreachable database as StoreUnavailableError', async () => {
+      const down = await backend.openUnreachable();
+      try {
+        await expect(down.store.addSignup('offline@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(down.store.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(down.store.countSubscribers()).rejects.toBeInstanceOf(StoreUnavailableError);
+      } finally {
+        await down.cleanup();
+      }
+    });
+  });
+}
+
+describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
+  let db: TestDatabase;
+  let fake: FakePostgrest;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await createSupabaseDatabase();
+    fake = await startFakePostgrest(db.url);
+    store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await fake?.close();
+    await db?.drop();
+  });
+
+  it('uses the anon key for nothing but inserting a signup, without reading it back', async () => {
+    fake.requests.length = 0;
+    await store.addSignup('anon-only@example.com', '/');
+    await store.addSignup('anon-only@example.com', '/');
+    const { id } = (await store.findSubscriberByEmail('anon-only@example.com'))!;
+    await store.removeSubscriber(id, 'unsubscribed');
+    await store.addSignup('anon-only@example.com', '/');
+    await store.listActiveSubscribers(null, 10);
+    await store.countSubscribers();
+    await store.acquireDigestLock(RECAP, 'a', 1_000);
+    await store.checkReady();
+
+    const anon = fake.requests.filter((r) => r.role === 'anon');
+    expect(anon).toHaveLength(3);
+    for (const request of anon) {
+      expect(request).toMatchObject({ method: 'POST', path: '/rest/v1/email_signups' });
+      expect(request.prefer).toContain('return=minimal');
+    }
+    expect(fake.requests.filter((r) => r.role !== 'anon').every((r) => r.role === 'service_role')).toBe(true);
+  });
+
+  it('pages in the same order as the SQL store over the same database', async () => {
+    await Promise.all(Array.from({ length: 120 }, (_, i) => store.addSignup(`order${i}@example.com`, null)));
+    const sqlStore = await openPostgresStore(db.url, { max: 2 });
+    try {
+      const walk = async (s: Store) => {
+        const ids: string[] = [];
+        let after: string | null = null;
+        for (;;) {
+          const page = await s.listActiveSubscribers(after, 33);
+          if (page.length === 0) return ids;
+          ids.push(...page.map((p) => p.id));
+          after = page[page.length - 1]!.id;
+        }
+      };
+      const viaRest = await walk(store);
+      expect(viaRest.length).toBeGreaterThanOrEqual(120);
+      expect(viaRest).toEqual(await walk(sqlStore));
+      expect((await store.listAllSubscribers(null, 1_000)).map((s) => s.id)).toEqual((await sqlStore.listAllSubscribers(null, 1_000)).map((s) => s.id));
+    } finally {
+      await sqlStore.close();
+    }
+  });
+
+  it('is not ready while a migration is missing, and names it', async () => {
+    const admin = createPgClient(db.url, { max: 1 });
+    try {
+      await admin.query("delete from public.app_migrations where version = '20250801000300'");
+      await expect(store.checkReady()).rejects.toThrow(/migrations not applied: 20250801000300;.*npm run db:migrate/);
+      await expect(store.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await migrate(admin)).toEqual(['20250801000300']);
+      await expect(store.checkReady()).resolves.toBeUndefined();
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('is not ready on a project that was never migrated', async () => {
+    const bare = await createTestDatabase();
+    await createSupabaseRoles(bare.url);
+    const bareFake = await startFakePostgrest(bare.url);
+    const bareStore = await openSupabaseStore({ url: bareFake.url, anonKey: bareFake.anonKey, serviceRoleKey: bareFake.serviceRoleKey });
+    try {
+      await expect(bareStore.checkReady()).rejects.toThrow(/migrations not applied: 20250201000000, 20250801000000, .*20250801000300/);
+    } finally {
+      await bareStore.close();
+      await bareFake.close();
+      await bare.drop();
+    }
+  });
+
+  it('reports a gateway that cannot reach its database (503 PGRST000) as unavailable', async () => {
+    const { port } = await closedPortUrl();
+    const cutOff = await startFakePostgrest(`postgres://postgres@127.0.0.1:${port}/nothing`);
+    const cutOffStore = await openSupabaseStore({ url: cutOff.url, anonKey: cutOff.anonKey, serviceRoleKey: cutOff.serviceRoleKey });
+    try {
+      const failure = await cutOffStore.addSignup('cut-off@example.com', '/').catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect((failure as Error).message).toMatch(/PGRST000/);
+      await expect(cutOffStore.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await cutOffStore.close();
+      await cutOff.close();
+    }
+  });
+
+  it('refuses keys put in the wrong variable before any request is made', async () => {
+    await expect(openSupabaseStore({ url: fake.url, anonKey: fake.serviceRoleKey, serviceRoleKey: fake.serviceRoleKey })).rejects.toThrow(
+      /SUPABASE_ANON_KEY holds a service-role/,
+    );
+    await expect(openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.anonKey })).rejects.toThrow(
+      /SUPABASE_SERVICE_ROLE_KEY holds a key for the "anon" role/,
+    );
+    await expect(openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: unsignedJwt({ role: 'authenticated' }) })).rejects.toThrow(
+      /"authenticated" role/,
+    );
+    await expect(openSupabaseStore({ url: fake.url, anonKey: 'sb_secret_abc', serviceRoleKey: 'sb_secret_def' })).rejects.toThrow(/SUPABASE_ANON_KEY/);
+    const newStyle = await openSupabaseStore({ url: fake.url, anonKey: 'sb_publishable_abc', serviceRoleKey: 'sb_secret_def' });
+    await newStyle.close();
+  });
+
+  it('passes on a refusal that is not an outage as an error naming the code', async () => {
+    const invalid = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: 'not-a-valid-key' });
+    try {
+      const failure = await invalid.listActiveSubscribers(null, 10).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SupabaseRequestError);
+      expect(failure).toMatchObject({ status: 401, code: 'PGRST301' });
+      // A HEAD answer has no body to carry the code; the status still says what happened.
+      const counting = await invalid.countSubscribers().catch((error: unknown) => error);
+      expect(counting).toBeInstanceOf(SupabaseRequestError);
+      expect((counting as Error).message).toMatch(/HTTP 401/);
+      // Readiness still fails, with the reason, so a deploy with a wrong key does not go live.
+      await expect(invalid.checkReady()).rejects.toThrow(StoreUnavailableError);
+      await expect(invalid.checkReady()).rejects.toThrow(/PGRST301/);
+    } finally {
+      await invalid.close();
+    }
+  });
+});
