@@ -11,9 +11,10 @@ import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { createPageServer, type Renderer } from './render.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
+import { unsubscribeRouter } from './routes/unsubscribe.ts';
 import type { Store } from './store/types.ts';
 
-export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute'>;
+export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret'>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -104,6 +105,8 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
     }),
   );
+  app.post('/unsubscribe', limiter);
+  app.use(unsubscribeRouter({ store, secret: config.unsubscribeSecret, siteUrl: config.siteUrl, logger }));
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
 
   if (assets.kind === 'static') {

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { validate as isCronExpression } from 'node-cron';
 import { z } from 'zod';
 
 const optionalText = z
@@ -44,7 +45,11 @@ const envSchema = z.object({
     message: 'must be a sender address, e.g. "Launched Weekly <hello@launchedweekly.com>"',
   }),
   UNSUBSCRIBE_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 random characters, e.g. the output of `openssl rand -hex 32`'),
-  DIGEST_CRON: z.string().trim().default('0 9 * * 1'),
+  DIGEST_CRON: z
+    .string()
+    .trim()
+    .default('0 9 * * 1')
+    .refine((value) => value === 'off' || isCronExpression(value), 'must be a cron expression (minute hour day-of-month month day-of-week) or off, e.g. "0 9 * * 1" for Mondays at 09:00'),
   DIGEST_TZ: z
     .string()
     .trim()

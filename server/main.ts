@@ -2,9 +2,12 @@
 // then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
 // store) within a bound.
 import type { Server } from 'node:http';
+import { recaps } from '../content/index.ts';
+import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
 import { createApp } from './app.ts';
 import { ConfigError, parseConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { createMailer } from './mail/index.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from './renderer.ts';
 import { openStore, StoreLockedError, type Store } from './store/index.ts';
 
@@ -70,10 +73,26 @@ async function start() {
     process.exit(1);
   });
 
-  installShutdown({ server, store, logger, closeDev: dev?.close });
+  let scheduler: DigestScheduler | undefined;
+  if (config.digest.cron !== 'off') {
+    scheduler = startDigestScheduler({
+      cron: config.digest.cron,
+      timezone: config.digest.timezone,
+      freshnessDays: config.digest.freshnessDays,
+      store,
+      mailer: createMailer(config.mailer),
+      recaps,
+      siteUrl: config.siteUrl,
+      unsubscribeSecret: config.unsubscribeSecret,
+      logger,
+    });
+    logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
+  }
+
+  installShutdown({ server, store, logger, closeDev: dev?.close, scheduler });
 }
 
-function installShutdown({ server, store, logger, closeDev }: { server: Server; store: Store; logger: Logger; closeDev?: () => Promise<void> }) {
+function installShutdown({ server, store, logger, closeDev, scheduler }: { server: Server; store: Store; logger: Logger; closeDev?: () => Promise<void>; scheduler?: DigestScheduler }) {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -90,6 +109,8 @@ function installShutdown({ server, store, logger, closeDev }: { server: Server; 
       server.closeIdleConnections();
     });
     await closeDev?.();
+    // A digest batch in flight is finished and recorded before the store goes away.
+    await scheduler?.stop();
     await store.close();
     logger.info('Stopped cleanly');
     process.exit(0);

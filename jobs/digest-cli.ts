@@ -1,0 +1,193 @@
+// `npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json]`: the Monday job, run once
+// by hand. Progress goes to stderr every couple of seconds, the summary to stdout; the exit code
+// is 0 when nothing failed, 1 when something did, 2 for bad arguments.
+import { parseArgs } from 'node:util';
+import { emailProblem, normalizeEmail } from '../content/email-address.ts';
+import { findRecap, recaps } from '../content/index.ts';
+import { ConfigError, parseConfig } from '../server/config.ts';
+import { createMailer } from '../server/mail/index.ts';
+import { openStore, StoreLockedError } from '../server/store/index.ts';
+import { runWeeklyDigest, type DigestProgress, type DigestReport } from './weekly-digest.ts';
+
+const PROGRESS_EVERY_MS = 2_000;
+
+const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json]
+
+Sends the newest recap whose date has come to every active subscriber who does not have it yet.
+Run it again at any time: whoever already has the recap is skipped.
+
+  --dry-run      render and count the e-mails; send nothing, record nothing
+  --recap WEEK   send this week instead of the newest: a date such as ${recaps[0]?.date ?? '2025-07-14'}
+                 or its path such as ${recaps[0]?.path ?? '/weekly-recap-july-14'}
+  --to EMAIL     send one test copy to EMAIL only; subscribers and the ledger are untouched
+  --json         print the final report as JSON on stdout
+  -h, --help     show this help`;
+
+function usageError(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function parseArguments(argv: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        'dry-run': { type: 'boolean' },
+        recap: { type: 'string' },
+        to: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    usageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  let recapWeek: string | undefined;
+  if (values.recap !== undefined) {
+    const recap = findRecap(values.recap.trim());
+    if (!recap) {
+      usageError(`--recap ${values.recap}: there is no such recap. Known weeks, newest first: ${recaps.slice(0, 5).map((r) => r.date).join(', ')}, …`);
+    }
+    recapWeek = recap.date;
+  }
+  let to: string | undefined;
+  if (values.to !== undefined) {
+    to = normalizeEmail(values.to);
+    const problem = emailProblem(to);
+    if (problem) usageError(`--to ${values.to}: ${problem}`);
+  }
+  return { dryRun: values['dry-run'] ?? false, recapWeek, to, json: values.json ?? false };
+}
+
+const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+
+function progressLine(p: DigestProgress): string {
+  const done = p.sent + p.failed + p.skippedAlreadySent + p.skippedUnsubscribed;
+  const rate = p.elapsedMs > 0 ? p.sent / (p.elapsedMs / 1000) : 0;
+  const left = Math.max(0, p.total - done);
+  const eta = rate > 0 ? seconds((left / rate) * 1000) : '—';
+  const percent = p.total > 0 ? Math.min(100, Math.round((done / p.total) * 100)) : 100;
+  const verb = p.dryRun ? 'would send' : 'sent';
+  return `${verb} ${p.sent}/${p.total} (${percent}% done) · ${p.failed} failed · ${p.skippedAlreadySent} already had it · ${rate.toFixed(1)}/s · ETA ${eta}`;
+}
+
+function summary(report: DigestReport): string {
+  const lines: string[] = [];
+  if (report.recap) lines.push(`Recap: ${report.recap.date} — ${report.recap.headline} (${report.recap.path})`);
+  const failedTotal = report.failed.reduce((sum, f) => sum + f.count, 0);
+  const row = (label: string, value: number) => `  ${`${label}:`.padEnd(24)}${value}`;
+  lines.push(
+    row(report.outcome === 'dry-run' ? 'would send' : 'sent', report.sent),
+    row('skipped, already sent', report.skippedAlreadySent),
+    row('skipped, unsubscribed', report.skippedUnsubscribed),
+    row('failed', failedTotal),
+    ...report.failed.map((f) => `    ${f.count} × ${f.reason}`),
+    `  took ${seconds(report.durationMs)}`,
+    report.message,
+  );
+  return lines.join('\n');
+}
+
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet']);
+
+async function main() {
+  const args = parseArguments(process.argv.slice(2));
+  if (process.env.NODE_ENV !== 'production' && process.env.NODE_ENV !== 'test') {
+    try {
+      process.loadEnvFile('.env');
+    } catch {
+      // No .env: the environment alone.
+    }
+  }
+
+  let config;
+  try {
+    config = await parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`The digest cannot run. Fix these environment variables:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  let store;
+  try {
+    store = await openStore(config.store);
+  } catch (error) {
+    if (error instanceof StoreLockedError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const mailer = createMailer(config.mailer);
+  console.error(
+    mailer.kind === 'resend'
+      ? `Mailer: Resend, from ${config.mailer.from}`
+      : `Mailer: outbox — no e-mail leaves this machine; .eml files go to ${config.mailer.kind === 'outbox' ? config.mailer.dir : ''}`,
+  );
+
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = (signal: string) => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.error(`${signal}: stopping after the batch in flight is recorded (press again to quit at once)`);
+    controller.abort();
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  let latest: DigestProgress | null = null;
+  let printed: DigestProgress | null = null;
+  const ticker = setInterval(() => {
+    if (latest && latest !== printed) {
+      console.error(progressLine(latest));
+      printed = latest;
+    }
+  }, PROGRESS_EVERY_MS);
+
+  let report: DigestReport;
+  try {
+    report = await runWeeklyDigest({
+      store,
+      mailer,
+      recaps,
+      now: new Date(),
+      siteUrl: config.siteUrl,
+      unsubscribeSecret: config.unsubscribeSecret,
+      mode: 'manual',
+      recapWeek: args.recapWeek,
+      dryRun: args.dryRun,
+      testRecipient: args.to,
+      freshnessDays: config.digest.freshnessDays,
+      timezone: config.digest.timezone,
+      log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) },
+      onProgress: (progress) => {
+        latest = progress;
+      },
+      signal: controller.signal,
+    });
+  } finally {
+    clearInterval(ticker);
+    await store.close();
+  }
+  if (latest && latest !== printed) console.error(progressLine(latest));
+
+  console.log(args.json ? JSON.stringify(report) : summary(report));
+  const failed = report.failed.length > 0 || FAILING_OUTCOMES.has(report.outcome);
+  process.exit(failed ? 1 : 0);
+}
+
+await main();

@@ -1,0 +1,176 @@
+// How hard and how fast we push a mail provider, in one place: pacing from the provider's own
+// rate-limit headers, waiting out 429s, exponential back-off with jitter for outages, and the
+// bounds that turn "keep trying" into "report it as failed".
+
+export interface DeliveryPolicy {
+  /** Tries per call when the provider errs (5xx), the network fails or a request times out. */
+  maxAttempts: number;
+  /** 429 answers waited out per call before the call is reported as failed. */
+  maxRateLimitWaits: number;
+  /** The longest single rate-limit wait we accept; a longer retry-after fails the call instead. */
+  maxRateLimitWaitMs: number;
+  /** First back-off step; it doubles each try, up to maxDelayMs, with random jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A request with no answer by then is abandoned (and retried with the same idempotency key). */
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_DELIVERY_POLICY: DeliveryPolicy = {
+  maxAttempts: 5,
+  maxRateLimitWaits: 10,
+  maxRateLimitWaitMs: 120_000,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  requestTimeoutMs: 30_000,
+};
+
+/** "Equal jitter": half the exponential step for certain, half at random, so retries spread out. */
+export function backoffDelay(attempt: number, policy: Pick<DeliveryPolicy, 'baseDelayMs' | 'maxDelayMs'>, random = Math.random): number {
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + random() * (step / 2));
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const headerNumber = (headers: Record<string, string> | null, name: string): number | null => {
+  const raw = headers?.[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const value = Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : null;
+};
+
+/**
+ * How long a 429 asks us to wait: `retry-after` (seconds or an HTTP date), else
+ * `ratelimit-reset` (seconds until the window resets), else one second.
+ */
+export function rateLimitWaitMs(headers: Record<string, string> | null, now = Date.now()): number {
+  const retryAfter = headers?.['retry-after'];
+  if (retryAfter !== undefined) {
+    const seconds = headerNumber(headers, 'retry-after');
+    if (seconds !== null) return seconds * 1000;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, date - now);
+  }
+  const reset = headerNumber(headers, 'ratelimit-reset');
+  return reset !== null ? reset * 1000 : 1000;
+}
+
+/**
+ * Paces calls by what the provider advertises on every answer (`ratelimit-limit`,
+ * `ratelimit-remaining`, `ratelimit-reset`), so the send rate follows the account's real limit
+ * instead of a number written here. Calls go one at a time; when the window's allowance is used
+ * up, the next call waits for the reset.
+ */
+export class RateGate {
+  private limit: number | null = null;
+  private remaining: number | null = null;
+  private resetAt = 0;
+  private pausedUntil = 0;
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  observe(headers: Record<string, string> | null): void {
+    const limit = headerNumber(headers, 'ratelimit-limit');
+    const remaining = headerNumber(headers, 'ratelimit-remaining');
+    const reset = headerNumber(headers, 'ratelimit-reset');
+    if (limit !== null) this.limit = limit;
+    if (remaining !== null) this.remaining = remaining;
+    if (reset !== null) this.resetAt = this.clock() + reset * 1000;
+  }
+
+  /** After a 429: nobody calls before the provider said to. */
+  pause(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, this.clock() + ms);
+  }
+
+  /** How long the next call must wait before it goes out. */
+  delayMs(): number {
+    const now = this.clock();
+    let until = this.pausedUntil;
+    if (this.remaining !== null && this.remaining <= 0) until = Math.max(until, this.resetAt);
+    return Math.max(0, until - now);
+  }
+
+  async wait(signal?: AbortSignal): Promise<void> {
+    const delay = this.delayMs();
+    if (delay > 0) await sleep(delay, signal);
+    // Count this call against the window until the provider's next answer says otherwise.
+    if (this.remaining !== null && this.clock() >= this.resetAt) this.remaining = this.limit;
+    if (this.remaining !== null) this.remaining = Math.max(0, this.remaining - 1);
+  }
+
+  /** The advertised limit, for progress lines ("10 requests per window"), when known. */
+  advertisedLimit(): number | null {
+    return this.limit;
+  }
+}
+
+/** What one try at a provider call came to. */
+export type AttemptResult<T> =
+  | { kind: 'done'; value: T }
+  | { kind: 'rate-limited'; waitMs: number; reason: string }
+  | { kind: 'retryable'; reason: string }
+  | { kind: 'permanent'; reason: string; fatal?: boolean };
+
+export type CallResult<T> = { ok: true; value: T } | { ok: false; reason: string; permanent: boolean; fatal?: boolean };
+
+/**
+ * Runs `attempt` until it succeeds or the policy says stop. Rate-limit waits and back-off both
+ * go through the gate, so one 429 slows every later call, not just this one.
+ */
+export async function callWithPolicy<T>(
+  attempt: () => Promise<AttemptResult<T>>,
+  { policy, gate, signal }: { policy: DeliveryPolicy; gate: RateGate; signal?: AbortSignal },
+): Promise<CallResult<T>> {
+  let failures = 0;
+  let rateLimitWaits = 0;
+  for (;;) {
+    try {
+      await gate.wait(signal);
+    } catch {
+      return { ok: false, reason: 'stopped before the provider accepted it', permanent: false };
+    }
+    let result: AttemptResult<T>;
+    try {
+      result = await attempt();
+    } catch (error) {
+      result = { kind: 'retryable', reason: `request failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    switch (result.kind) {
+      case 'done':
+        return { ok: true, value: result.value };
+      case 'permanent':
+        return { ok: false, reason: result.reason, permanent: true, fatal: result.fatal };
+      case 'rate-limited': {
+        rateLimitWaits++;
+        if (rateLimitWaits > policy.maxRateLimitWaits || result.waitMs > policy.maxRateLimitWaitMs) {
+          return { ok: false, reason: result.reason, permanent: false };
+        }
+        gate.pause(result.waitMs);
+        break;
+      }
+      case 'retryable': {
+        failures++;
+        if (failures >= policy.maxAttempts) {
+          return { ok: false, reason: `${result.reason} (gave up after ${failures} tries)`, permanent: false };
+        }
+        gate.pause(backoffDelay(failures, policy));
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,143 @@
+// Resend through its official SDK. The SDK never throws for an HTTP answer: it returns
+// { data, error, headers }, with error = Resend's JSON body ({ statusCode, name, message }) and
+// headers = every response header, so the rate-limit headers are read straight from it. A network
+// failure or our timeout comes back as an error with statusCode null and no headers.
+import { randomUUID } from 'node:crypto';
+import { Resend, type CreateBatchEmailOptions, type ErrorResponse } from 'resend';
+import { callWithPolicy, DEFAULT_DELIVERY_POLICY, RateGate, rateLimitWaitMs, type AttemptResult, type DeliveryPolicy } from './delivery-policy.ts';
+import type { BatchOutcome, Mailer, MessageOutcome, OutgoingMessage, SendOptions } from './types.ts';
+
+export const RESEND_API_URL = 'https://api.resend.com';
+/** Resend's documented limit for POST /emails/batch. */
+export const RESEND_BATCH_LIMIT = 100;
+
+export interface ResendMailerOptions {
+  apiKey: string;
+  /** Passed to the SDK explicitly, so it never falls back to reading RESEND_BASE_URL itself. */
+  baseUrl?: string;
+  from: string;
+  policy?: Partial<DeliveryPolicy>;
+}
+
+// Answers that mean no message from this sender will go through until a person acts.
+const SENDER_REFUSED = new Set(['missing_api_key', 'invalid_api_key', 'restricted_api_key', 'invalid_access', 'daily_quota_exceeded', 'monthly_quota_exceeded', 'security_error']);
+
+function describe(error: ErrorResponse): string {
+  return `${error.name ?? 'error'}${error.statusCode ? ` (HTTP ${error.statusCode})` : ''}: ${error.message}`;
+}
+
+/** Sorts one error answer into what the retry policy does with it. */
+export function classifyResendError(error: ErrorResponse, headers: Record<string, string> | null): AttemptResult<never> {
+  const status = typeof error.statusCode === 'number' ? error.statusCode : null;
+  const reason = describe(error);
+  if (SENDER_REFUSED.has(error.name) || status === 401 || status === 403) return { kind: 'permanent', reason, fatal: true };
+  if (status === 429 || error.name === 'rate_limit_exceeded') return { kind: 'rate-limited', waitMs: rateLimitWaitMs(headers), reason };
+  // Another request with this key is still being processed: wait for it, then get its answer.
+  if (error.name === 'concurrent_idempotent_requests') return { kind: 'rate-limited', waitMs: rateLimitWaitMs(headers), reason };
+  if (status === null || status >= 500) return { kind: 'retryable', reason: status === null ? `network: ${error.message}` : reason };
+  // 400/404/409/422: the request itself is wrong; sending it again cannot help.
+  return { kind: 'permanent', reason };
+}
+
+function toResend(message: OutgoingMessage): CreateBatchEmailOptions {
+  return {
+    from: message.from,
+    to: [message.to],
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    headers: message.headers,
+    tags: message.tags ? Object.entries(message.tags).map(([name, value]) => ({ name, value })) : undefined,
+  };
+}
+
+interface BatchReply {
+  data: { id: string }[];
+  errors?: { index: number; message: string }[];
+}
+
+export class ResendMailer implements Mailer {
+  readonly kind = 'resend';
+  readonly maxBatchSize = RESEND_BATCH_LIMIT;
+  readonly from: string;
+  private readonly client: Resend;
+  private readonly policy: DeliveryPolicy;
+  private readonly gate = new RateGate();
+
+  constructor(options: ResendMailerOptions) {
+    this.client = new Resend(options.apiKey, { baseUrl: (options.baseUrl ?? RESEND_API_URL).replace(/\/+$/, '') });
+    this.from = options.from;
+    this.policy = { ...DEFAULT_DELIVERY_POLICY, ...options.policy };
+  }
+
+  /** The provider's advertised requests per window, once an answer has said it. */
+  advertisedLimit(): number | null {
+    return this.gate.advertisedLimit();
+  }
+
+  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, signal }: SendOptions): Promise<BatchOutcome> {
+    const results: MessageOutcome[] = [];
+    const chunks = Math.ceil(messages.length / RESEND_BATCH_LIMIT);
+    for (let index = 0; index < chunks; index++) {
+      const chunk = messages.slice(index * RESEND_BATCH_LIMIT, (index + 1) * RESEND_BATCH_LIMIT);
+      const key = chunks === 1 ? idempotencyKey : `${idempotencyKey}/${index + 1}`;
+      const outcome = await this.sendChunk(chunk, key, signal);
+      results.push(...outcome.results);
+      if (outcome.fatal) {
+        const rest = messages.length - results.length;
+        results.push(...Array.from({ length: rest }, () => ({ status: 'failed' as const, reason: outcome.fatal!, permanent: true })));
+        return { results, fatal: outcome.fatal };
+      }
+    }
+    return { results };
+  }
+
+  private async sendChunk(chunk: readonly OutgoingMessage[], idempotencyKey: string, signal?: AbortSignal): Promise<BatchOutcome> {
+    const payload = chunk.map(toResend);
+    const call = await callWithPolicy<BatchReply>(
+      async () => {
+        // Permissive: a bad address fails alone instead of sinking the other 99.
+        const response = await this.client.batch.send(payload, {
+          idempotencyKey,
+          batchValidation: 'permissive',
+          signal: AbortSignal.timeout(this.policy.requestTimeoutMs),
+        });
+        this.gate.observe(response.headers);
+        if (response.error) return classifyResendError(response.error, response.headers);
+        return { kind: 'done', value: response.data as BatchReply };
+      },
+      { policy: this.policy, gate: this.gate, signal },
+    );
+    if (!call.ok) {
+      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent };
+      return { results: chunk.map(() => failed), fatal: call.fatal ? call.reason : undefined };
+    }
+    const refused = new Map((call.value.errors ?? []).map((error) => [error.index, error.message]));
+    const ids = call.value.data ?? [];
+    // Resend lists the ids of the accepted messages in request order, skipping the refused ones.
+    const idsMatch = ids.length === chunk.length - refused.size;
+    let next = 0;
+    return {
+      results: chunk.map((_, index): MessageOutcome => {
+        const message = refused.get(index);
+        if (message !== undefined) return { status: 'failed', reason: `validation_error: ${message}`, permanent: true };
+        const id = idsMatch ? (ids[next++]?.id ?? null) : null;
+        return { status: 'accepted', providerId: id };
+      }),
+    };
+  }
+
+  async send(message: OutgoingMessage, options: { signal?: AbortSignal } = {}): Promise<MessageOutcome> {
+    const idempotencyKey = `single/${randomUUID()}`;
+    const call = await callWithPolicy<{ id: string }>(
+      async () => {
+        const response = await this.client.emails.send(toResend(message), { idempotencyKey, signal: AbortSignal.timeout(this.policy.requestTimeoutMs) });
+        this.gate.observe(response.headers);
+        if (response.error) return classifyResendError(response.error, response.headers);
+        return { kind: 'done', value: response.data };
+      },
+      { policy: this.policy, gate: this.gate, signal: options.signal },
+    );
+    return call.ok ? { status: 'accepted', providerId: call.value.id } : { status: 'failed', reason: call.reason, permanent: call.permanent };
+  }
+}

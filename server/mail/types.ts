@@ -1,0 +1,58 @@
+// The one mail interface the digest job depends on. Two backends implement it: Resend (the real
+// provider) and the embedded outbox (one .eml file per message in DATA_DIR/outbox).
+
+export interface OutgoingMessage {
+  to: string;
+  from: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** Extra headers, e.g. List-Unsubscribe and List-Unsubscribe-Post. */
+  headers: Record<string, string>;
+  /** Provider-side labels (Resend tags: ASCII letters, digits, `_` and `-` only). */
+  tags?: Record<string, string>;
+}
+
+export type MessageOutcome =
+  | { status: 'accepted'; providerId: string | null }
+  | {
+      status: 'failed';
+      /** Short, stable words for the summary, e.g. "validation_error: Invalid `to` field". */
+      reason: string;
+      /**
+       * True when sending the same message again cannot succeed (the provider refused it);
+       * false when it may (the provider was unavailable or rate limited beyond the retry budget).
+       */
+      permanent: boolean;
+    };
+
+export interface BatchOutcome {
+  /** One per message, in the order given. */
+  results: MessageOutcome[];
+  /**
+   * Set when the provider refuses the sender itself (bad key, quota used up): every further
+   * batch would fail the same way, so the caller should stop.
+   */
+  fatal?: string;
+}
+
+export interface SendOptions {
+  /**
+   * The same key with the same messages is delivered once, however often it is retried (Resend
+   * keeps keys for 24 hours; the outbox for as long as its files).
+   */
+  idempotencyKey: string;
+  /** Aborts waits between attempts. A request already on the wire is left to finish. */
+  signal?: AbortSignal;
+}
+
+export interface Mailer {
+  readonly kind: 'resend' | 'outbox';
+  /** The sender every message goes out as (MAIL_FROM). */
+  readonly from: string;
+  /** The most messages one provider call takes; larger batches are split. */
+  readonly maxBatchSize: number;
+  sendBatch(messages: readonly OutgoingMessage[], options: SendOptions): Promise<BatchOutcome>;
+  /** One message, e.g. a test to the operator's own address. */
+  send(message: OutgoingMessage, options?: { signal?: AbortSignal }): Promise<MessageOutcome>;
+}

@@ -1,0 +1,291 @@
+// A local stand-in for Resend's HTTP API (POST /emails, POST /emails/batch), answering in Resend's
+// documented format: JSON errors { statusCode, name, message }, 422 validation_error, 429
+// rate_limit_exceeded with retry-after and ratelimit-* headers, 409 for an idempotency key reused
+// with another payload, and idempotency keys honoured for 24 hours (same key and payload: the
+// first answer again, nothing sent twice). It records every message it accepted, per recipient.
+//
+// Fault knobs: a storm of N 429s, a burst of N 500s, hung requests (never answered), an advertised
+// and enforced requests-per-second limit, and a hook awaited when a batch has been accepted but
+// before its answer goes out (to kill a client in exactly that window).
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeMessage {
+  id: string;
+  from: string;
+  to: string[];
+  subject: string;
+  html?: string;
+  text?: string;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  idempotencyKey: string | null;
+}
+
+export interface FakeRequest {
+  path: string;
+  idempotencyKey: string | null;
+  status: number | 'hung';
+  /** Why the answer was what it was: 'accepted', 'replayed', 'storm', 'rate-limit', 'server-error', … */
+  kind: string;
+  at: number;
+}
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
+const SENDER = /^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+)$/;
+
+interface CachedAnswer {
+  payloadHash: string;
+  status: number;
+  body: unknown;
+  at: number;
+}
+
+interface EmailInput {
+  from?: unknown;
+  to?: unknown;
+  subject?: unknown;
+  html?: unknown;
+  text?: unknown;
+  headers?: unknown;
+  tags?: unknown;
+}
+
+export class FakeResend {
+  url = '';
+  readonly messages: FakeMessage[] = [];
+  readonly requests: FakeRequest[] = [];
+  /** Addresses the provider refuses (validation_error), as it would an undeliverable format. */
+  readonly refusedAddresses = new Set<string>();
+  /** The next N requests answer 429 rate_limit_exceeded with this retry-after. */
+  rateLimitStorm = 0;
+  stormRetryAfterSeconds = 1;
+  /** The next N requests answer 500 internal_server_error. */
+  serverErrors = 0;
+  /** The next N requests are never answered; with hangAfterAccept they are accepted first. */
+  hang = 0;
+  hangAfterAccept = true;
+  /** Advertised (ratelimit-* headers) and enforced (429) requests per one-second window. */
+  requestsPerSecond: number | null = null;
+  /** Awaited after a batch is accepted and recorded, before the answer is written. */
+  onBatchAccepted: ((acceptedBatches: number) => Promise<void> | void) | null = null;
+  acceptedBatches = 0;
+
+  private server: Server | null = null;
+  private readonly idempotency = new Map<string, CachedAnswer>();
+  private readonly inFlightKeys = new Set<string>();
+  private readonly hung = new Set<ServerResponse>();
+  private windowStart = 0;
+  private windowCount = 0;
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hung) res.destroy();
+    await new Promise<void>((resolve) => {
+      this.server?.close(() => resolve());
+      this.server?.closeAllConnections();
+    });
+  }
+
+  /** Messages accepted for one recipient, optionally only those tagged with a recap date. */
+  deliveredTo(email: string, recap?: string): FakeMessage[] {
+    return this.messages.filter((m) => m.to.includes(email) && (recap === undefined || m.tags.some((t) => t.name === 'recap' && t.value === recap)));
+  }
+
+  forRecap(recap: string): FakeMessage[] {
+    return this.messages.filter((m) => m.tags.some((t) => t.name === 'recap' && t.value === recap));
+  }
+
+  /** 429s the enforced limit gave (the storm knob's are counted apart). */
+  enforcedRateLimits(): number {
+    return this.requests.filter((r) => r.kind === 'rate-limit').length;
+  }
+
+  private rateHeaders(now: number): Record<string, string> {
+    if (this.requestsPerSecond === null) return {};
+    const resetSeconds = Math.max(1, Math.ceil((this.windowStart + 1000 - now) / 1000));
+    return {
+      'ratelimit-limit': String(this.requestsPerSecond),
+      'ratelimit-remaining': String(Math.max(0, this.requestsPerSecond - this.windowCount)),
+      'ratelimit-reset': String(resetSeconds),
+    };
+  }
+
+  private answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) {
+    res.on('error', () => {});
+    if (res.destroyed) return;
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  private error(res: ServerResponse, status: number, name: string, message: string, headers: Record<string, string>) {
+    this.answer(res, status, { statusCode: status, name, message }, headers);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const now = Date.now();
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    const key = (req.headers['idempotency-key'] as string | undefined) ?? null;
+    const log = (status: number | 'hung', kind: string) => this.requests.push({ path, idempotencyKey: key, status, kind, at: now });
+
+    if (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch')) {
+      log(405, 'not-found');
+      return this.error(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.', {});
+    }
+    const auth = req.headers.authorization ?? '';
+    if (!auth.startsWith('Bearer ')) {
+      log(401, 'auth');
+      return this.error(res, 401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY', {});
+    }
+    if (!auth.slice(7).startsWith('re_')) {
+      log(403, 'auth');
+      return this.error(res, 403, 'invalid_api_key', 'API key is invalid', {});
+    }
+
+    // The window: every request counts, the enforced limit answers 429 past it.
+    if (this.requestsPerSecond !== null) {
+      if (now - this.windowStart >= 1000) {
+        this.windowStart = now;
+        this.windowCount = 0;
+      }
+      this.windowCount++;
+      if (this.windowCount > this.requestsPerSecond) {
+        const headers = { ...this.rateHeaders(now), 'retry-after': this.rateHeaders(now)['ratelimit-reset']! };
+        log(429, 'rate-limit');
+        return this.error(res, 429, 'rate_limit_exceeded', `Too many requests. You can only make ${this.requestsPerSecond} requests per second.`, headers);
+      }
+    }
+    const rate = this.rateHeaders(now);
+    if (this.rateLimitStorm > 0) {
+      this.rateLimitStorm--;
+      log(429, 'storm');
+      return this.error(res, 429, 'rate_limit_exceeded', 'Too many requests. Please limit the number of requests per second.', {
+        ...rate,
+        'retry-after': String(this.stormRetryAfterSeconds),
+      });
+    }
+    if (this.serverErrors > 0) {
+      this.serverErrors--;
+      log(500, 'server-error');
+      return this.error(res, 500, 'internal_server_error', 'An unexpected error occurred.', rate);
+    }
+    let hangThis = false;
+    if (this.hang > 0) {
+      this.hang--;
+      hangThis = true;
+      if (!this.hangAfterAccept) {
+        log('hung', 'hung');
+        this.hung.add(res);
+        return;
+      }
+    }
+
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      log(422, 'invalid-json');
+      return this.error(res, 422, 'validation_error', 'Invalid JSON body.', rate);
+    }
+
+    const payloadHash = createHash('sha256').update(path).update(raw).digest('hex');
+    if (key !== null) {
+      const cached = this.idempotency.get(key);
+      if (cached && now - cached.at < IDEMPOTENCY_TTL_MS) {
+        if (cached.payloadHash !== payloadHash) {
+          log(409, 'idempotency-conflict');
+          return this.error(res, 409, 'invalid_idempotent_request', 'This idempotency key has been used on a request with a different payload. Retrying this request is not allowed.', rate);
+        }
+        log(cached.status, 'replayed');
+        return this.answer(res, cached.status, cached.body, rate);
+      }
+      if (this.inFlightKeys.has(key)) {
+        log(409, 'idempotency-concurrent');
+        return this.error(res, 409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress.', { ...rate, 'retry-after': '1' });
+      }
+    }
+
+    const permissive = req.headers['x-batch-validation'] === 'permissive';
+    const batch = path === '/emails/batch';
+    const emails: EmailInput[] = batch ? (Array.isArray(body) ? (body as EmailInput[]) : []) : [body as EmailInput];
+    if (batch && (!Array.isArray(body) || emails.length === 0 || emails.length > 100)) {
+      log(422, 'validation');
+      return this.error(res, 422, 'validation_error', 'The `emails` field must be an array of 1 to 100 emails.', rate);
+    }
+    const problems = emails.map((email) => this.problemWith(email));
+    const firstProblem = problems.find((p) => p !== null);
+    if (firstProblem && (!batch || !permissive)) {
+      log(422, 'validation');
+      return this.error(res, 422, 'validation_error', firstProblem, rate);
+    }
+
+    if (key !== null) this.inFlightKeys.add(key);
+    const accepted: { id: string }[] = [];
+    const errors: { index: number; message: string }[] = [];
+    emails.forEach((email, index) => {
+      const problem = problems[index];
+      if (problem) {
+        errors.push({ index, message: problem });
+        return;
+      }
+      const id = randomUUID();
+      accepted.push({ id });
+      this.messages.push({
+        id,
+        from: String(email.from),
+        to: Array.isArray(email.to) ? email.to.map(String) : [String(email.to)],
+        subject: String(email.subject),
+        html: typeof email.html === 'string' ? email.html : undefined,
+        text: typeof email.text === 'string' ? email.text : undefined,
+        headers: (email.headers as Record<string, string> | undefined) ?? {},
+        tags: Array.isArray(email.tags) ? (email.tags as { name: string; value: string }[]) : [],
+        idempotencyKey: key,
+      });
+    });
+    const answerBody = batch ? (permissive ? { data: accepted, errors } : { data: accepted }) : accepted[0];
+    if (key !== null) {
+      this.idempotency.set(key, { payloadHash, status: 200, body: answerBody, at: now });
+      this.inFlightKeys.delete(key);
+    }
+    if (batch) {
+      this.acceptedBatches++;
+      await this.onBatchAccepted?.(this.acceptedBatches);
+    }
+    if (hangThis) {
+      log('hung', 'accepted-then-hung');
+      this.hung.add(res);
+      return;
+    }
+    log(200, 'accepted');
+    this.answer(res, 200, answerBody, rate);
+  }
+
+  private problemWith(email: EmailInput): string | null {
+    if (typeof email.from !== 'string' || !SENDER.test(email.from)) return 'Invalid `from` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.';
+    const to = Array.isArray(email.to) ? email.to : [email.to];
+    if (to.length === 0 || to.length > 50) return 'The `to` field must have between 1 and 50 addresses.';
+    for (const address of to) {
+      if (typeof address !== 'string' || !ADDRESS.test(address) || this.refusedAddresses.has(address)) {
+        return 'Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.';
+      }
+    }
+    if (typeof email.subject !== 'string' || email.subject === '') return 'Missing `subject` field.';
+    if (typeof email.html !== 'string' && typeof email.text !== 'string') return 'Missing `html` or `text` field.';
+    return null;
+  }
+}
+
+export async function startFakeResend(): Promise<FakeResend> {
+  return new FakeResend().start();
+}
