@@ -2,9 +2,11 @@
 // Supabase table with its rows, and one that was already migrated (by us, or by the Supabase CLI,
 // which records elsewhere, so every file may run twice).
 import { PGlite } from '@electric-sql/pglite';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, pendingMigrations, type Migration } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
@@ -220,6 +222,38 @@ describe.skipIf(!postgresUrl)('The Postgres store opens an old database', () => 
       expect(await store.addSignup('new@example.com', '/')).toBe('subscribed');
     } finally {
       await store.close();
+      await db.drop();
+    }
+  });
+});
+
+describe.skipIf(!postgresUrl)('npm run db:migrate', () => {
+  const runMigrate = (env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'server/cli/migrate.ts'],
+        { cwd: fileURLToPath(new URL('..', import.meta.url)), env: { PATH: process.env.PATH, NODE_ENV: 'test', DATA_DIR: tmpdir(), ...env }, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  it('applies the migrations to DATABASE_URL, even beside the Supabase settings, then finds nothing to do', async () => {
+    const db = await createTestDatabase();
+    try {
+      await createSupabaseRoles(db.url);
+      const supabase = { SUPABASE_URL: 'https://abcd1234.supabase.co', SUPABASE_ANON_KEY: 'a', SUPABASE_SERVICE_ROLE_KEY: 'b' };
+      const first = await runMigrate({ DATABASE_URL: db.url, ...supabase });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain(`Applied ${migrations.length} of ${migrations.length} migrations`);
+      const second = await runMigrate({ DATABASE_URL: db.url });
+      expect(second).toMatchObject({ code: 0 });
+      expect(second.stdout).toContain(`is up to date (${migrations.length} migrations)`);
+
+      const onlySupabase = await runMigrate(supabase);
+      expect(onlySupabase.code).toBe(1);
+      expect(onlySupabase.stderr).toContain('Run this command with DATABASE_URL set to the project');
+    } finally {
       await db.drop();
     }
   });
