@@ -4,6 +4,9 @@ export const ARCHIVE_PATH = '/archive';
 const ARCHIVE_SCROLL_KEY = 'launched-weekly:archive-scroll';
 
 export function saveArchiveScroll(): void {
+  // Scroll events can arrive just after a navigation away (the next page resetting to the top);
+  // those positions are not the archive's.
+  if (window.location.pathname !== ARCHIVE_PATH) return;
   try {
     sessionStorage.setItem(ARCHIVE_SCROLL_KEY, String(Math.round(window.scrollY)));
   } catch {
@@ -24,7 +27,11 @@ export function scrollToSignup(): void {
   const target = document.getElementById('email-signup');
   if (!target) return;
   const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
-  target.scrollIntoView({ behavior: reduceMotion ? 'auto' : 'smooth', block: 'center' });
+  // Centred by hand: scrollIntoView would centre the box plus its scroll-margin, which is there
+  // for no-JavaScript anchor jumps under the sticky bar.
+  const box = target.getBoundingClientRect();
+  const top = window.scrollY + box.top - Math.max(0, (window.innerHeight - box.height) / 2);
+  window.scrollTo({ top, behavior: reduceMotion ? 'auto' : 'smooth' });
   // Move focus to the field so keyboard and screen-reader users land where sighted readers look.
   target.querySelector<HTMLInputElement>('input[type="email"]')?.focus({ preventScroll: true });
 }

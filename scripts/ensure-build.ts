@@ -24,7 +24,16 @@ function builtAt(): number {
 }
 
 const sourcesChanged = Math.max(...SOURCES.map((source) => newestMtime(join(root, source))));
+// --quiet (the test run) prints the build's output only when it fails.
+const quiet = process.argv.includes('--quiet');
 if (builtAt() < sourcesChanged) {
-  console.error(builtAt() === 0 ? 'No build found: building the site once (about a minute)…' : 'Sources changed since the last build: rebuilding…');
-  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  console.error(builtAt() === 0 ? 'No build found: building the site once…' : 'Sources changed since the last build: rebuilding…');
+  try {
+    execFileSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'] });
+  } catch (error) {
+    const failed = error as { stdout?: Buffer; stderr?: Buffer };
+    if (quiet) process.stderr.write(`${failed.stdout ?? ''}${failed.stderr ?? ''}`);
+    console.error('The build failed; see above.');
+    process.exit(1);
+  }
 }

@@ -1,5 +1,6 @@
 import { Link } from 'react-router-dom';
 import { site } from '../../content/site.ts';
+import { SignupForm } from '../components/SignupForm.tsx';
 
 export function NotFoundPage() {
   return (
@@ -14,6 +15,9 @@ export function NotFoundPage() {
           Browse the archive
         </Link>
       </p>
+      <div className="mt-16 text-left">
+        <SignupForm />
+      </div>
     </div>
   );
 }

@@ -3,5 +3,5 @@
 import { execFileSync } from 'node:child_process';
 
 export default function setup() {
-  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/ensure-build.ts'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/ensure-build.ts', '--quiet'], { stdio: 'inherit' });
 }

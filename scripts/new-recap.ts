@@ -1,0 +1,70 @@
+// `npm run new-recap`: the curator's weekly command. Creates content/recaps/<date>.ts for the
+// week after the newest one (or --date YYYY-MM-DD), with ten empty entries that fail validation
+// until they are filled in, and refreshes the registry that content/index.ts imports.
+//   npm run new-recap                      next week (newest + 7 days)
+//   npm run new-recap -- --date 2025-08-04 a given week (add any unusual gap to content/history.ts)
+//   npm run new-recap -- --registry-only   only refresh content/recaps/index.ts
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { addDays, isIsoDate, recapPathFor } from '../content/dates.ts';
+import { listWeekFiles, RECAPS_DIR, writeRegistry } from './recap-registry.ts';
+
+export function scaffoldRecap(date: string): string {
+  const entry = (rank: number) => `    { rank: ${rank}, name: '', url: '', tagline: '', upvotes: 0, note: '' },`;
+  return `import { defineRecap } from '../define.ts';
+
+// Fill in every field, then run \`npm run validate-content\`. Entries go from most to least upvoted;
+// url is the product's page on the launch platform (https://launched.lovable.app/…).
+export default defineRecap({
+  date: '${date}',
+  path: '${recapPathFor(date)}',
+  headline: '',
+  title: '',
+  intro: '',
+  entries: [
+${Array.from({ length: 10 }, (_, i) => entry(i + 1)).join('\n')}
+  ],
+  layout: { supportBanner: true, ending: 'call-to-action', backLink: false, upvotes: 'after-tagline' },
+});
+`;
+}
+
+export async function createNextRecap(options: { date?: string; dir?: string } = {}): Promise<{ file: string; date: string }> {
+  const dir = options.dir ?? RECAPS_DIR;
+  const existing = await listWeekFiles(dir);
+  const newest = existing.at(-1)?.slice(0, 10);
+  const date = options.date ?? (newest ? addDays(newest, 7) : undefined);
+  if (!date || !isIsoDate(date)) throw new Error(`Give the week's date as --date YYYY-MM-DD${options.date ? ` ("${options.date}" is not one)` : ''}.`);
+  const file = join(dir, `${date}.ts`);
+  if (existsSync(file)) throw new Error(`${file} already exists.`);
+  await writeFile(file, scaffoldRecap(date));
+  await writeRegistry(dir);
+  return { file, date };
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs({ options: { date: { type: 'string' }, 'registry-only': { type: 'boolean' } } }).values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\nUsage: npm run new-recap [-- --date YYYY-MM-DD | --registry-only]`);
+    process.exit(2);
+  }
+  if (args['registry-only']) {
+    const files = await writeRegistry();
+    console.log(`content/recaps/index.ts lists ${files.length} weeks.`);
+    return;
+  }
+  try {
+    const { file, date } = await createNextRecap({ date: args.date });
+    console.log(`Created ${file} for the week of ${date} (${recapPathFor(date)}).`);
+    console.log('Fill in the headline, title, intro and ten entries, then run: npm run validate-content');
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

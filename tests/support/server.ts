@@ -1,0 +1,54 @@
+// Starts the real app (production build, real store) on a free loopback port for a test.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type AppConfig } from '../../server/app.ts';
+import { createLogger } from '../../server/logger.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
+import { openPGliteStore } from '../../server/store/pglite.ts';
+import type { Store } from '../../server/store/types.ts';
+
+export interface TestServer {
+  url: string;
+  store: Store;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export const TEST_UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret-0123456789abcdef0123456789';
+
+export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig> } = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-test-'));
+  const store = options.store ?? (await openPGliteStore(join(dataDir, 'data')));
+  const renderer = await loadBuiltRenderer();
+  const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: true });
+  // Listen first: canonical links and redirects use SITE_URL, which in tests is the server itself.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  const config = {
+    env: 'test',
+    siteUrl: url,
+    trustProxy: 0,
+    rateLimitPerMinute: 1_000,
+    unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
+    ...options.config,
+  } as AppConfig;
+  server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } }));
+  return {
+    url,
+    store,
+    dataDir,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (!options.store) await store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
