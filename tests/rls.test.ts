@@ -139,5 +139,15 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
       expect(listed.status).toBe(200);
       expect(await listed.json()).toEqual([{ email: 'rest@example.com' }]);
     });
+
+    it('treats values in the query as values, never as SQL', async () => {
+      const quoted = await call(fake.serviceRoleKey, `email_signups?select=email&email=eq.${encodeURIComponent("x' or '1'='1")}`);
+      expect(await quoted.json()).toEqual([]);
+      const cast = await call(fake.serviceRoleKey, `email_signups?select=${encodeURIComponent('email::text from pg_authid --')}`);
+      expect(cast.status).toBe(400);
+      expect(await cast.json()).toMatchObject({ code: 'PGRST100' });
+      const column = await call(fake.serviceRoleKey, 'email_signups?select=email&order=email;drop table x.asc');
+      expect(column.status).toBe(400);
+    });
   });
 });

@@ -51,13 +51,14 @@ const pgrst = (status: number, code: string, message: string, details: string | 
 
 const API_ROLES = new Set(['anon', 'authenticated', 'service_role']);
 const IDENT = /^[a-z_][a-z0-9_]*$/;
-const CAST_TYPE = /^[a-z_][a-z0-9_ ]*(\[\])?$/;
+// One type name, no spaces: nothing but a type can be spelled with it.
+const CAST_TYPE = /^[a-z_][a-z0-9_]*(\[\])?$/;
 const RESERVED_PARAMS = new Set(['select', 'order', 'limit', 'offset', 'on_conflict', 'columns']);
 const TARGET = '_pgrst_target';
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** PostgREST's SQLSTATE to HTTP status table (docs: references/errors, "HTTP Status Codes"). */
-export function statusForSqlState(code: string, role: string): number {
+function statusForSqlState(code: string, role: string): number {
   if (code === '42501') return role === 'anon' ? 401 : 403;
   const exact: Record<string, number> = { '23503': 409, '23505': 409, '25006': 405, '53400': 500, '42883': 404, '42P01': 404, '42P17': 500, P0001: 400 };
   if (exact[code]) return exact[code];
