@@ -70,7 +70,7 @@ function failure(what: string, { error, status }: Answer): Error {
 const isInvalidId = (answer: Answer) => answer.error?.code === '22P02';
 
 /** The `role` a key acts as: legacy keys are JWTs with a role claim, new ones say it in a prefix. */
-export function supabaseKeyRole(key: string): string | null {
+function supabaseKeyRole(key: string): string | null {
   if (key.startsWith('sb_publishable_')) return 'anon';
   if (key.startsWith('sb_secret_')) return 'service_role';
   const payload = key.split('.')[1];
@@ -120,7 +120,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-export class SupabaseStore implements Store {
+class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
 
   constructor(
