@@ -5,9 +5,7 @@ import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
-import { createMailer } from '../server/mail/index.ts';
-import { openStore, StoreLockedError } from '../server/store/index.ts';
-import { runWeeklyDigest, type DigestProgress, type DigestReport } from './weekly-digest.ts';
+import type { DigestProgress, DigestReport } from './weekly-digest.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 
@@ -101,6 +99,12 @@ const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-fail
 
 async function main() {
   const args = parseArguments(process.argv.slice(2));
+  // Loaded after the arguments are checked, so --help and typos answer at once.
+  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }] = await Promise.all([
+    import('../server/mail/index.ts'),
+    import('../server/store/index.ts'),
+    import('./weekly-digest.ts'),
+  ]);
   if (process.env.NODE_ENV !== 'production' && process.env.NODE_ENV !== 'test') {
     try {
       process.loadEnvFile('.env');

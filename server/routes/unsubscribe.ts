@@ -42,8 +42,8 @@ export const unsubscribeText = {
 
 const STYLE = `
 *{box-sizing:border-box}
-body{margin:0;background:#fafaf9;color:#18181b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;line-height:1.6}
-header,main,footer{max-width:36rem;margin:0 auto;padding:1.25rem 1rem}
+body{margin:0;padding:0 1rem;background:#fafaf9;color:#18181b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;line-height:1.6}
+header,main,footer{max-width:36rem;margin:0 auto;padding:1.25rem 0}
 header a{font-weight:800;color:#18181b;text-decoration:none}
 main{background:#fff;border:1px solid #e4e4e7;border-radius:1rem;padding:2rem 1.5rem}
 h1{font-size:1.6rem;line-height:1.25;margin:0 0 .75rem}

@@ -1,0 +1,201 @@
+// The Monday job on the embedded defaults, as an operator runs it: `npm run digest` as a real
+// child process on PGlite in a temporary DATA_DIR, with the outbox mailer writing .eml files. Then
+// a mail client's one-click unsubscribe, with the token taken from one of those files.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DigestReport } from '../jobs/weekly-digest.ts';
+import { createApp } from '../server/app.ts';
+import { createLogger } from '../server/logger.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SECRET = 'outbox-test-secret-0123456789abcdef0123456789';
+const SITE_URL = 'https://launchedweekly.test';
+const ACTIVE = 30;
+
+let dataDir: string;
+const outboxDir = () => join(dataDir, 'outbox');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[]): Promise<CliResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: SECRET, SITE_URL, DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const reportOf = (result: CliResult) => JSON.parse(result.stdout) as DigestReport;
+
+interface Eml {
+  name: string;
+  headers: Record<string, string>;
+  raw: string;
+}
+
+/** Header block unfolded (RFC 5322 §2.2.3), names lower-cased. */
+function parseEml(name: string, raw: string): Eml {
+  const head = raw.split(/\r?\n\r?\n/, 1)[0]!.replace(/\r?\n(?=[ \t])/g, '');
+  const headers: Record<string, string> = {};
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { name, headers, raw };
+}
+
+/** The body of the MIME part with this content type, quoted-printable decoded. */
+function part(eml: Eml, contentType: string): string {
+  const boundary = /boundary="([^"]+)"/.exec(eml.headers['content-type'] ?? '')?.[1];
+  if (!boundary) return '';
+  const section = eml.raw.split(`--${boundary}`).find((s) => s.includes(`Content-Type: ${contentType}`)) ?? '';
+  const body = section.split(/\r?\n\r?\n/).slice(1).join('\n\n');
+  return Buffer.from(body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+}
+
+async function outbox(): Promise<Eml[]> {
+  const names = (await readdir(outboxDir()).catch(() => [] as string[])).filter((n) => n.endsWith('.eml')).sort();
+  return Promise.all(names.map(async (name) => parseEml(name, await readFile(join(outboxDir(), name), 'utf8'))));
+}
+
+const subscriberEmails = Array.from({ length: ACTIVE }, (_, i) => `reader${String(i + 1).padStart(2, '0')}@example.com`);
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'lw-digest-outbox-'));
+  const store = await openPGliteStore(dataDir);
+  for (const email of [...subscriberEmails, 'left.in.june@example.com', 'left.in.may@example.com']) await store.addSignup(email, '/');
+  for (const email of ['left.in.june@example.com', 'left.in.may@example.com']) await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, 'unsubscribed');
+  await store.close();
+});
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
+  it('leaves one .eml per active subscriber, each with both unsubscribe headers and both parts', async () => {
+    const result = await runCli(['--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = reportOf(result);
+    expect(report).toMatchObject({ outcome: 'sent', sent: ACTIVE, skippedAlreadySent: 0, failed: [] });
+    expect(report.recap?.date).toBe('2025-07-14');
+    expect(result.stderr).toContain('Mailer: outbox');
+    expect(result.stderr).toMatch(/sent 30\/30 \(100% done\)/);
+
+    const files = await outbox();
+    expect(files).toHaveLength(ACTIVE);
+    expect(files.map((f) => f.headers.to).sort()).toEqual(subscriberEmails);
+    for (const eml of files) {
+      expect(eml.headers['list-unsubscribe']).toMatch(/^<https:\/\/launchedweekly\.test\/unsubscribe\?token=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}>$/);
+      expect(eml.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+      expect(eml.headers.subject).toBe('Week of July 14, 2025: Data & Automation Tools Lead the Innovation Wave');
+      expect(eml.headers.from).toBe('Launched Weekly <digest@localhost>');
+      expect(eml.headers['content-type']).toMatch(/^multipart\/alternative;/);
+      const text = part(eml, 'text/plain');
+      const html = part(eml, 'text/html');
+      expect(text).toContain('#1 Flowjoinery https://launched.lovable.app/products/flowjoinery?utm_source=launched-weekly&utm_medium=email');
+      expect(html).toContain('>Flowjoinery</a>');
+      // Each copy carries its own subscriber's link, in the header and in both parts.
+      const link = eml.headers['list-unsubscribe']!.slice(1, -1);
+      expect(text).toContain(link);
+      expect(html).toContain(link);
+    }
+    expect(new Set(files.map((f) => f.headers['list-unsubscribe'])).size).toBe(ACTIVE);
+  });
+
+  it('sends nothing on a second run and says why', async () => {
+    const result = await runCli([]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Nothing to send: Week of July 14, 2025 already went to every active subscriber (30).');
+    expect(result.stdout).toMatch(/skipped, already sent:\s+30/);
+    expect(await outbox()).toHaveLength(ACTIVE);
+  });
+
+  it('--dry-run counts and writes nothing', async () => {
+    const result = await runCli(['--dry-run', '--recap', '/weekly-recap-july-6', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(reportOf(result)).toMatchObject({ outcome: 'dry-run', sent: ACTIVE, recap: { date: '2025-07-06' } });
+    expect(await outbox()).toHaveLength(ACTIVE);
+  });
+
+  it('--to writes one test message and leaves the ledger alone', async () => {
+    const result = await runCli(['--to', 'Operator@Example.com', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(reportOf(result)).toMatchObject({ outcome: 'test-sent', sent: 1 });
+    const files = await outbox();
+    expect(files).toHaveLength(ACTIVE + 1);
+    const test = files.filter((f) => f.name.startsWith('test-'));
+    expect(test).toHaveLength(1);
+    expect(test[0]!.headers.to).toBe('operator@example.com');
+    expect(test[0]!.headers.subject).toMatch(/^\[Test\] Week of July 14, 2025/);
+    expect(test[0]!.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+  });
+
+  it('refuses bad arguments with the usage and exit code 2', async () => {
+    for (const args of [['--recap', '1999-01-04'], ['--to', 'not-an-address'], ['--fast']]) {
+      const result = await runCli(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL]');
+    }
+  });
+
+  it('unsubscribes on a mail client’s one-click POST to the link in an .eml, and the next run skips that reader', async () => {
+    const [first] = (await outbox()).filter((f) => !f.name.startsWith('test-'));
+    const link = new URL(first!.headers['list-unsubscribe']!.slice(1, -1));
+    const store = await openPGliteStore(dataDir);
+    const server: Server = createServer();
+    try {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      server.on(
+        'request',
+        createApp({
+          config: { env: 'test', siteUrl: url, trustProxy: 0, rateLimitPerMinute: 100, unsubscribeSecret: SECRET },
+          store,
+          renderer: await loadBuiltRenderer(),
+          logger: createLogger({ level: 'silent', pretty: false }),
+          assets: { kind: 'static', dir: CLIENT_DIST },
+        }),
+      );
+      // Exactly what RFC 8058 has a mail client send.
+      const response = await fetch(`${url}${link.pathname}${link.search}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'List-Unsubscribe=One-Click',
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('location')).toBeNull();
+      expect((await store.findSubscriberByEmail(first!.headers.to!))?.active).toBe(false);
+      // The --to test earlier left the ledger as the real run wrote it.
+      expect(await store.countDeliveries('2025-07-14')).toBe(ACTIVE);
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await store.close();
+    }
+
+    const next = await runCli(['--recap', '2025-07-06', '--json']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(reportOf(next)).toMatchObject({ outcome: 'sent', sent: ACTIVE - 1 });
+    const july6 = (await outbox()).filter((f) => f.name.startsWith('2025-07-06-'));
+    expect(july6).toHaveLength(ACTIVE - 1);
+    expect(july6.map((f) => f.headers.to)).not.toContain(first!.headers.to);
+  });
+});

@@ -1,0 +1,174 @@
+// Which recap a run picks and when the schedule stays quiet, and the node-cron scheduler around
+// the job: it fires, and stop() lets the batch in flight finish and be recorded.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recaps } from '../content/index.ts';
+import { startDigestScheduler } from '../jobs/scheduler.ts';
+import { runWeeklyDigest, type DigestOptions } from '../jobs/weekly-digest.ts';
+import { createLogger } from '../server/logger.ts';
+import { OutboxMailer } from '../server/mail/outbox.ts';
+import { ResendMailer } from '../server/mail/resend.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import type { Store } from '../server/store/types.ts';
+import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
+
+const SECRET = 'scheduler-test-secret-0123456789abcdef012345';
+const FROM = 'Launched Weekly <digest@launchedweekly.test>';
+const logger = createLogger({ level: 'silent', pretty: false });
+
+let store: Store;
+let outboxDir: string;
+beforeAll(async () => {
+  store = await openPGliteStore(null);
+  for (let i = 0; i < 150; i++) await store.addSignup(`reader${i}@example.com`, '/');
+});
+afterAll(() => store.close());
+beforeEach(async () => {
+  outboxDir = await mkdtemp(join(tmpdir(), 'lw-scheduler-outbox-'));
+});
+afterEach(() => rm(outboxDir, { recursive: true, force: true }));
+
+const files = async () => (await readdir(outboxDir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml'));
+
+function options(overrides: Partial<DigestOptions>): DigestOptions {
+  return {
+    store,
+    mailer: new OutboxMailer({ dir: outboxDir, from: FROM }),
+    recaps,
+    now: new Date('2025-07-14T09:00:00Z'),
+    siteUrl: 'https://launchedweekly.test',
+    unsubscribeSecret: SECRET,
+    mode: 'scheduled',
+    freshnessDays: 7,
+    ...overrides,
+  };
+}
+
+describe('which recap a run sends', () => {
+  it('a scheduled run skips a recap whose freshness has passed, says so, and sends nothing', async () => {
+    const report = await runWeeklyDigest(options({ now: new Date('2025-07-24T09:00:00Z') }));
+    expect(report.outcome).toBe('stale');
+    expect(report.recap).toMatchObject({ date: '2025-07-14', ageDays: 10 });
+    expect(report.message).toContain('is 10 days old');
+    expect(report.message).toContain('DIGEST_FRESHNESS_DAYS');
+    expect(report.message).toContain('npm run digest -- --recap 2025-07-14');
+    expect(await files()).toHaveLength(0);
+  });
+
+  it('a week-old recap is stale on the next Monday: the schedule never sends last week again', async () => {
+    const report = await runWeeklyDigest(options({ now: new Date('2025-07-21T09:00:00Z') }));
+    expect(report).toMatchObject({ outcome: 'stale', sent: 0 });
+  });
+
+  it('decides "today" in DIGEST_TZ: Monday morning in Tokyo is still Sunday in UTC', async () => {
+    const sundayNightUtc = new Date('2025-07-13T23:30:00Z');
+    const utc = await runWeeklyDigest(options({ now: sundayNightUtc, dryRun: true }));
+    expect(utc.recap?.date).toBe('2025-07-06');
+    const tokyo = await runWeeklyDigest(options({ now: sundayNightUtc, timezone: 'Asia/Tokyo', dryRun: true }));
+    expect(tokyo.recap?.date).toBe('2025-07-14');
+    expect(tokyo).toMatchObject({ outcome: 'dry-run', sent: 150 });
+    expect(await files()).toHaveLength(0);
+  });
+
+  it('a manual run sends the newest recap whatever its age, after naming it', async () => {
+    const lines: string[] = [];
+    const report = await runWeeklyDigest(
+      options({ mode: 'manual', now: new Date('2026-03-02T09:00:00Z'), recapWeek: '2025-06-30', log: { info: (l) => lines.push(l), warn: (l) => lines.push(l) } }),
+    );
+    expect(lines[0]).toMatch(/^Recap: Week of June 30, 2025 — .+ \(\/weekly-recap-june-30, \d+ days old\)$/);
+    expect(report).toMatchObject({ outcome: 'sent', sent: 150 });
+    expect(await files()).toHaveLength(150);
+  });
+
+  it('refuses to send a recap dated in the future, but previews it with --to', async () => {
+    const early = new Date('2025-07-10T09:00:00Z');
+    const refused = await runWeeklyDigest(options({ mode: 'manual', now: early, recapWeek: '2025-07-14' }));
+    expect(refused.outcome).toBe('not-yet');
+    expect(refused.message).toContain('has not come yet');
+    const preview = await runWeeklyDigest(options({ mode: 'manual', now: early, recapWeek: '2025-07-14', testRecipient: 'operator@example.com' }));
+    expect(preview).toMatchObject({ outcome: 'test-sent', sent: 1 });
+    expect(await files()).toEqual([expect.stringMatching(/^test-/)]);
+    expect(await store.countDeliveries('2025-07-14')).toBe(0);
+  });
+});
+
+describe('the scheduler', () => {
+  it('fires on its cron expression in its time zone and sends the week’s recap', async () => {
+    const scheduler = startDigestScheduler({
+      cron: '* * * * * *',
+      timezone: 'Europe/Lisbon',
+      freshnessDays: 7,
+      store,
+      mailer: new OutboxMailer({ dir: outboxDir, from: FROM }),
+      recaps,
+      siteUrl: 'https://launchedweekly.test',
+      unsubscribeSecret: SECRET,
+      logger,
+      now: () => new Date('2025-07-07T09:00:00Z'),
+    });
+    try {
+      expect(scheduler.nextRun()).toBeInstanceOf(Date);
+      const deadline = Date.now() + 10_000;
+      while ((await store.countDeliveries('2025-07-06')) < 150 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await store.countDeliveries('2025-07-06')).toBe(150);
+      expect(await files()).toHaveLength(150);
+    } finally {
+      await scheduler.stop();
+    }
+    // Stopped means stopped: a new subscriber stays unsent however long we wait.
+    await store.addSignup('after.stop@example.com', '/');
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await store.countDeliveries('2025-07-06')).toBe(150);
+  }, 20_000);
+
+  describe('stop()', () => {
+    let fake: FakeResend;
+    beforeEach(async () => {
+      fake = await startFakeResend();
+    });
+    afterEach(() => fake.close());
+
+    it('waits for the batch in flight to be accepted and recorded, then sends no more', async () => {
+      const recap = '2025-06-23';
+      const active = (await store.countSubscribers()).active;
+      expect(active).toBeGreaterThan(100);
+      const scheduler = startDigestScheduler({
+        cron: '0 9 * * 1',
+        timezone: 'UTC',
+        freshnessDays: 7,
+        store,
+        mailer: new ResendMailer({ apiKey: 're_test_scheduler', baseUrl: fake.url, from: FROM }),
+        recaps,
+        siteUrl: 'https://launchedweekly.test',
+        unsubscribeSecret: SECRET,
+        logger,
+        now: () => new Date('2025-06-23T09:00:00Z'),
+      });
+      let stopped: Promise<void> | null = null;
+      let stopResolved = false;
+      let resolvedWhileBatchHeld: boolean | null = null;
+      fake.onBatchAccepted = async () => {
+        if (stopped) return;
+        // Shutdown arrives while the provider holds the first batch.
+        stopped = scheduler.stop().then(() => {
+          stopResolved = true;
+        });
+        await new Promise((r) => setTimeout(r, 300));
+        resolvedWhileBatchHeld = stopResolved;
+      };
+      const report = await scheduler.runNow();
+      await stopped;
+      expect(resolvedWhileBatchHeld).toBe(false);
+      expect(stopResolved).toBe(true);
+      expect(report).toMatchObject({ outcome: 'stopped', sent: 100 });
+      expect(report?.message).toContain('stopped on request');
+      expect(fake.forRecap(recap)).toHaveLength(100);
+      expect(await store.countDeliveries(recap)).toBe(100);
+      // The lease was given back: another holder can take it at once.
+      expect(await store.acquireDigestLock(recap, 'someone-else', 1_000)).toBe(true);
+      expect(await scheduler.runNow()).toBeNull();
+    });
+  });
+});
