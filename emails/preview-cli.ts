@@ -12,7 +12,7 @@ import { renderDigestEmail, webUrlFor } from './render-digest.ts';
 const OUT_DIR = fileURLToPath(new URL('../dist/email-preview', import.meta.url));
 const PREVIEW_SITE_URL = 'http://localhost:3000';
 /** Gmail clips messages whose HTML is larger than about 102 KB. */
-export const GMAIL_CLIP_BYTES = 102 * 1024;
+const GMAIL_CLIP_BYTES = 102 * 1024;
 
 const escapeHtml = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 

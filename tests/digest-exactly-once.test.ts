@@ -33,8 +33,8 @@ interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-function startCli(args: string[]): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', '--json', ...args], {
+function startCli(args: string[], json = true): CliRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...(json ? ['--json'] : []), ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -220,6 +220,22 @@ describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exac
     for (const s of leaving) expect(fake.deliveredTo(s.email, recap)).toHaveLength(0);
     expect(fake.forRecap(recap)).toHaveLength(report.sent);
     expectOncePerActive(recap, await activeEmails(), [...leftBefore, ...leaving.map((s) => s.email)]);
+    await expectLedgerMatchesProvider(recap);
+  }, 60_000);
+
+  it('exits 1 and names the reason when the provider refuses an address; that address is not recorded', async () => {
+    const recap = '2025-06-16';
+    const active = await activeEmails();
+    const refused = active[3]!;
+    fake.refusedAddresses.add(refused);
+    const result = await startCli(['--recap', recap], false).done;
+    fake.refusedAddresses.clear();
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`sent:\\s+${active.length - 1}\n`));
+    expect(result.stdout).toMatch(/failed:\s+1\n\s+1 × validation_error: Invalid `to` field/);
+    expect(result.stdout).toContain('1 message failed');
+    expect(fake.deliveredTo(refused, recap)).toHaveLength(0);
+    expect(await ledger(recap)).toHaveLength(active.length - 1);
     await expectLedgerMatchesProvider(recap);
   }, 60_000);
 });

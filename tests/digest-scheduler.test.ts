@@ -1,5 +1,6 @@
-// Which recap a run picks and when the schedule stays quiet, and the node-cron scheduler around
-// the job: it fires, and stop() lets the batch in flight finish and be recorded.
+// Which recap a run picks and when the schedule stays quiet; what a run reports when the provider
+// refuses an address, stays down or refuses the sender; and the node-cron scheduler around the
+// job: it fires, and stop() lets the batch in flight finish and be recorded.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +92,51 @@ describe('which recap a run sends', () => {
     expect(preview).toMatchObject({ outcome: 'test-sent', sent: 1 });
     expect(await files()).toEqual([expect.stringMatching(/^test-/)]);
     expect(await store.countDeliveries('2025-07-14')).toBe(0);
+  });
+});
+
+describe('when the provider says no', () => {
+  let fake: FakeResend;
+  beforeEach(async () => {
+    fake = await startFakeResend();
+  });
+  afterEach(() => fake.close());
+  const resend = (apiKey = 're_test_failures') => new ResendMailer({ apiKey, baseUrl: fake.url, from: FROM, policy: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3 } });
+
+  it('records a refused address as failed, never as sent, and sends everyone else', async () => {
+    const recap = '2025-06-16';
+    fake.refusedAddresses.add('reader7@example.com');
+    const active = (await store.countSubscribers()).active;
+    const report = await runWeeklyDigest(options({ mode: 'manual', recapWeek: recap, mailer: resend(), now: new Date('2025-06-16T09:00:00Z') }));
+    expect(report).toMatchObject({ outcome: 'sent', sent: active - 1 });
+    expect(report.failed).toEqual([{ reason: expect.stringMatching(/^validation_error: Invalid `to` field/), count: 1 }]);
+    expect(await store.countDeliveries(recap)).toBe(active - 1);
+    expect(fake.deliveredTo('reader7@example.com', recap)).toHaveLength(0);
+    expect(fake.forRecap(recap)).toHaveLength(report.sent);
+  });
+
+  it('stops when the provider stays down, records nothing it did not take, and a later run resumes', async () => {
+    const recap = '2025-06-09';
+    fake.serverErrors = 1_000;
+    const down = await runWeeklyDigest(options({ mode: 'manual', recapWeek: recap, mailer: resend() }));
+    expect(down).toMatchObject({ outcome: 'stopped', sent: 0 });
+    expect(down.failed).toEqual([{ reason: expect.stringMatching(/internal_server_error \(HTTP 500\).*gave up after 3 tries/), count: 100 }]);
+    expect(down.message).toContain('the provider kept failing');
+    expect(await store.countDeliveries(recap)).toBe(0);
+
+    fake.serverErrors = 0;
+    const active = (await store.countSubscribers()).active;
+    const resumed = await runWeeklyDigest(options({ mode: 'manual', recapWeek: recap, mailer: resend() }));
+    expect(resumed).toMatchObject({ outcome: 'sent', sent: active, failed: [] });
+    expect(fake.forRecap(recap)).toHaveLength(active);
+  });
+
+  it('stops at the first batch when the provider refuses the sender (bad API key)', async () => {
+    const report = await runWeeklyDigest(options({ mode: 'manual', recapWeek: '2025-06-01', mailer: resend('not-a-key') }));
+    expect(report.outcome).toBe('stopped');
+    expect(report.message).toContain('the provider refused the sender: invalid_api_key (HTTP 403)');
+    expect(fake.requests).toHaveLength(1);
+    expect(await store.countDeliveries('2025-06-01')).toBe(0);
   });
 });
 
