@@ -392,6 +392,10 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
     // The operator's own link when they are on the list; a token that unsubscribes nobody otherwise.
     const known = await store.findSubscriberByEmail(address);
     const message = messageFor({ id: known?.id ?? 'test-message', email: address }, '[Test] ');
+    if (dryRun) {
+      counts.sent = 1;
+      return finish('dry-run', `Dry run: a test of ${label} would go to ${address}. Nothing was sent.`);
+    }
     const result = await mailer.send(message, { signal });
     if (result.status === 'accepted') {
       counts.sent = 1;

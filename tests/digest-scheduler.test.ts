@@ -92,6 +92,9 @@ describe('which recap a run sends', () => {
     expect(preview).toMatchObject({ outcome: 'test-sent', sent: 1 });
     expect(await files()).toEqual([expect.stringMatching(/^test-/)]);
     expect(await store.countDeliveries('2025-07-14')).toBe(0);
+    const dryTest = await runWeeklyDigest(options({ mode: 'manual', now: early, recapWeek: '2025-07-14', testRecipient: 'operator@example.com', dryRun: true }));
+    expect(dryTest).toMatchObject({ outcome: 'dry-run', sent: 1 });
+    expect(await files()).toHaveLength(1);
   });
 });
 
