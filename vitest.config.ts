@@ -12,6 +12,8 @@ export default mergeConfig(
       // Two cores: one file per core keeps browser and database tests from starving each other.
       maxWorkers: 2,
       env: { NODE_ENV: 'test' },
+      // CI reads a plain 'N passed, N failed' line that .ci/run prints from this file.
+      reporters: process.env.CI ? ['default', ['json', { outputFile: '.tmp/vitest-results.json' }]] : ['default'],
     },
   }),
 );

@@ -1,4 +1,4 @@
-import { StrictMode } from 'react';
+import { startTransition, StrictMode } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { createBrowserRouter, RouterProvider, type HydrationState } from 'react-router-dom';
 import { routes } from './routes.tsx';
@@ -14,10 +14,14 @@ const root = document.getElementById('root');
 if (dataElement?.textContent && root) {
   const hydrationData = JSON.parse(dataElement.textContent) as HydrationState;
   const router = createBrowserRouter(routes, { hydrationData });
-  hydrateRoot(
-    root,
-    <StrictMode>
-      <RouterProvider router={router} />
-    </StrictMode>,
-  );
+  // As a transition, hydration yields to the browser every few milliseconds instead of holding
+  // the main thread in one long task, so the page stays responsive while it becomes interactive.
+  startTransition(() => {
+    hydrateRoot(
+      root,
+      <StrictMode>
+        <RouterProvider router={router} />
+      </StrictMode>,
+    );
+  });
 }

@@ -271,5 +271,5 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
     }
     await audit.close();
     expect(found).toEqual([]);
-  });
+  }, 120_000);
 });

@@ -39,7 +39,7 @@ const OLD_EXPORT = [
   '7f1c1a52-0000-4000-8000-000000000007,two@@example.com,2025-03-06 09:00:00+00',
 ].join('\n');
 
-describe('npm run subscribers', () => {
+describe('npm run subscribers', { timeout: 120_000 }, () => {
   let dir: string;
   let dataDir: string;
 

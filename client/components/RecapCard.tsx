@@ -3,12 +3,14 @@ import { formatWeekDate } from '../../content/dates.ts';
 import type { RecapSummary } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
 
-export function RecapCard({ recap, onOpen }: { recap: RecapSummary; onOpen?: () => void }) {
+/** `headingLevel`: 3 under a section heading (home), 2 directly under the page's h1 (archive). */
+export function RecapCard({ recap, onOpen, headingLevel = 3 }: { recap: RecapSummary; onOpen?: () => void; headingLevel?: 2 | 3 }) {
+  const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const week = site.recap.weekOf(formatWeekDate(recap.date));
   return (
     <article className="flex h-full flex-col rounded-2xl border border-zinc-200 bg-white p-5 shadow-sm">
       <p className="text-sm font-medium text-muted">{week}</p>
-      <h3 className="mt-2 text-lg font-semibold leading-snug text-ink">{recap.title}</h3>
+      <Heading className="mt-2 text-lg font-semibold leading-snug text-ink">{recap.title}</Heading>
       <p className="mt-1 text-sm text-muted">{recap.headline}</p>
       <Link
         to={recap.path}

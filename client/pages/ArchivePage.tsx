@@ -12,7 +12,7 @@ export function ArchivePage() {
       <ul className="mt-8 grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
         {recapSummaries.map((recap) => (
           <li key={recap.path}>
-            <RecapCard recap={recap} onOpen={saveArchiveScroll} />
+            <RecapCard recap={recap} onOpen={saveArchiveScroll} headingLevel={2} />
           </li>
         ))}
       </ul>

@@ -1,0 +1,79 @@
+// The cost of a first visit, measured on the production build: every script and stylesheet a page
+// loads before it is interactive (its <script>/<link> tags and the static imports they pull in).
+// Budget (issue 7): at most 120 KB of gzipped JavaScript and 15 KB of gzipped CSS on any page.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recaps } from '../content/index.ts';
+import { CLIENT_DIST } from '../server/renderer.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const JS_BUDGET = 120 * 1024;
+const CSS_BUDGET = 15 * 1024;
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+const read = (url: string) => readFileSync(join(CLIENT_DIST, url.replace(/^\//, '')), 'utf8');
+const gzipped = (text: string) => gzipSync(text, { level: 9 }).length;
+
+/** A chunk and the chunks it imports statically (dynamic import() is not part of a first visit). */
+function withStaticImports(url: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(url)) return seen;
+  seen.add(url);
+  const code = read(url);
+  const dir = url.slice(0, url.lastIndexOf('/') + 1);
+  for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{}\s,]+from\s*)?["'](\.\/[^"']+\.js)["']/g)) {
+    withStaticImports(dir + match[1]!.slice(2), seen);
+  }
+  return seen;
+}
+
+async function firstVisit(path: string) {
+  const html = await (await fetch(server.url + path)).text();
+  const scripts = [...html.matchAll(/<script[^>]+type="module"[^>]+src="([^"]+)"/g), ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="([^"]+)"/g)].map((m) => m[1]!);
+  const styles = [...html.matchAll(/<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"/g)].map((m) => m[1]!);
+  const js = new Set<string>();
+  for (const script of scripts) withStaticImports(script, js);
+  const jsText = [...js].map(read).join('\n');
+  return {
+    js: [...js],
+    jsText,
+    jsGzip: [...js].reduce((sum, url) => sum + gzipped(read(url)), 0),
+    // The stylesheet is inlined into each page (server/renderer.ts); linked ones would count too.
+    cssGzip:
+      styles.reduce((sum, url) => sum + gzipped(read(url)), 0) +
+      [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].reduce((sum, m) => sum + gzipped(m[1]!), 0),
+  };
+}
+
+const PAGES = ['/', '/archive', '/about', ...recaps.map((r) => r.path), '/no-such-page'];
+
+describe('first-visit budget on the production build', () => {
+  it('every page loads at most 120 KB of gzipped JS and 15 KB of gzipped CSS', async () => {
+    const rows: string[] = [];
+    for (const path of PAGES) {
+      const visit = await firstVisit(path);
+      rows.push(`${path}: JS ${(visit.jsGzip / 1024).toFixed(1)} KB in ${visit.js.length} file(s), CSS ${(visit.cssGzip / 1024).toFixed(1)} KB`);
+      expect(visit.jsGzip, path).toBeLessThanOrEqual(JS_BUDGET);
+      expect(visit.cssGzip, path).toBeLessThanOrEqual(CSS_BUDGET);
+      expect(visit.js.length, path).toBeGreaterThan(0);
+      expect(visit.cssGzip, path).toBeGreaterThan(1024);
+    }
+    console.log(`[budget] ${rows[0]}; ${rows[3]}; (${rows.length} pages checked)`);
+  });
+
+  it('ships no week’s text in the JavaScript of a first visit, and loads toasts only on use', async () => {
+    const visit = await firstVisit('/weekly-recap-july-14');
+    for (const recap of recaps) {
+      expect(visit.jsText.includes(recap.entries[0]!.note), recap.date).toBe(false);
+      expect(visit.jsText.includes(recap.intro), recap.date).toBe(false);
+    }
+    // sonner's toaster markup lives in its own chunk, fetched when the first toast is shown.
+    expect(visit.jsText).not.toContain('data-sonner-toaster');
+  });
+});
