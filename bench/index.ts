@@ -1,5 +1,7 @@
 // `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all) and appends their figures
 // to bench/RESULTS.md. Not part of CI: load and Lighthouse runs need the machine to themselves.
+export {};
+
 const SUITES: Record<string, () => Promise<unknown>> = {
   ssr: async () => (await import('./ssr-vs-static.ts')).runSsrVsStatic(),
   bundle: async () => (await import('./bundle-report.ts')).runBundleReport(),
