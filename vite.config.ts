@@ -25,8 +25,4 @@ export default defineConfig({
     outDir: 'dist/client',
     emptyOutDir: true,
   },
-  ssr: {
-    // Bundled into the server render so that it resolves the same React copy as the app.
-    noExternal: ['react-router', 'react-router-dom'],
-  },
 });
