@@ -10,11 +10,12 @@ import type { Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { createPageServer, type Renderer } from './render.ts';
+import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
 import type { Store } from './store/types.ts';
 
-export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret'>;
+export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'resendWebhookSecret'>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -65,6 +66,8 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
         },
       strictTransportSecurity: production ? { maxAge: ONE_YEAR_SECONDS, includeSubDomains: true } : false,
       referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+      // frame-ancestors 'none' for browsers that read CSP, the same in the older header.
+      xFrameOptions: { action: 'deny' },
       crossOriginEmbedderPolicy: false,
     }),
   );
@@ -82,6 +85,10 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       res.status(503).json({ status: 'unavailable', store: store.backend, message: 'The database cannot be reached.' });
     }
   });
+
+  // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
+  // route's parser runs before it.
+  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
 
   const limiter = rateLimit({
     windowMs: 60_000,

@@ -23,7 +23,7 @@ const urlWith = (protocols: string[], example: string) =>
         return false;
       }
     },
-    { message: `must be a ${protocols.join(' or ')}// URL, e.g. ${example}` },
+    { message: `must be a ${protocols.map((protocol) => `${protocol}//`).join(' or ')} URL, e.g. ${example}` },
   );
 
 const envSchema = z.object({
@@ -40,7 +40,8 @@ const envSchema = z.object({
   SUPABASE_SERVICE_ROLE_KEY: optionalText,
   RESEND_API_KEY: optionalText.refine((v) => v === undefined || v.startsWith('re_'), 'must be a Resend API key, e.g. re_123abc…'),
   RESEND_BASE_URL: urlWith(['https:', 'http:'], 'https://api.resend.com'),
-  RESEND_WEBHOOK_SECRET: optionalText.refine((v) => v === undefined || v.startsWith('whsec_'), 'must be a Resend webhook signing secret, e.g. whsec_MfKQ…'),
+  // The part after whsec_ is base64: anything else would only fail at the first webhook.
+  RESEND_WEBHOOK_SECRET: optionalText.refine((v) => v === undefined || /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(v), 'must be a Resend webhook signing secret (whsec_ then base64), e.g. whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'),
   MAIL_FROM: optionalText.refine((v) => v === undefined || /^(?:[^<>@]+<[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+)$/.test(v), {
     message: 'must be a sender address, e.g. "Launched Weekly <hello@launchedweekly.com>"',
   }),
@@ -73,6 +74,22 @@ const envSchema = z.object({
 });
 
 type Env = z.infer<typeof envSchema>;
+
+/** Every variable the schema reads, for the check that .env.example documents each one. */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
+
+/**
+ * Only the variables the schema reads, with empty values dropped: `PORT=` copied from
+ * .env.example means "use the default", not port 0 (which z.coerce would make of '').
+ */
+function schemaInput(source: Record<string, string | undefined>): Record<string, string> {
+  const input: Record<string, string> = {};
+  for (const name of CONFIG_VARIABLES) {
+    const value = source[name];
+    if (value !== undefined && value.trim() !== '') input[name] = value;
+  }
+  return input;
+}
 
 export type StoreConfig =
   | { kind: 'pglite'; dataDir: string }
@@ -117,7 +134,7 @@ export async function parseConfig(
   source: Record<string, string | undefined>,
   loadSecret: (dataDir: string) => Promise<string> = loadOrCreateDevSecret,
 ): Promise<Config> {
-  const parsed = envSchema.safeParse(source);
+  const parsed = envSchema.safeParse(schemaInput(source));
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
   }

@@ -1,6 +1,6 @@
 // Structured JSON lines in production (pino), short readable lines in development. E-mail
 // addresses and secrets never reach a log line: known secret fields are redacted and any address
-// inside a message is masked.
+// anywhere in the finished line (message, fields, error messages and stacks) is masked.
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 
@@ -32,6 +32,18 @@ function readableLines(out: NodeJS.WritableStream): Writable {
   });
 }
 
+// Masking the serialised line rather than the object pino is given: an Error's message and stack
+// are not enumerable, so masking a JSON copy of the object would erase them instead, and a message
+// pino takes from `error.message` never passes through a log-method hook.
+function maskedLines(out: NodeJS.WritableStream): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      out.write(maskEmails(chunk.toString()));
+      callback();
+    },
+  });
+}
+
 export function createLogger(options: { level: string; pretty: boolean; destination?: NodeJS.WritableStream }): Logger {
   const destination = options.destination ?? process.stderr;
   return pino(
@@ -41,18 +53,7 @@ export function createLogger(options: { level: string; pretty: boolean; destinat
         paths: ['email', '*.email', 'to', '*.to', 'token', '*.token', 'apiKey', '*.apiKey', 'secret', '*.secret', 'headers.authorization', 'headers.cookie'],
         censor: '[redacted]',
       },
-      hooks: {
-        logMethod(args, method) {
-          method.apply(
-            this,
-            args.map((arg) => (typeof arg === 'string' ? maskEmails(arg) : arg)) as Parameters<typeof method>,
-          );
-        },
-      },
-      formatters: {
-        log: (object) => JSON.parse(maskEmails(JSON.stringify(object))) as Record<string, unknown>,
-      },
     },
-    options.pretty ? readableLines(destination) : (destination as pino.DestinationStream),
+    maskedLines(options.pretty ? readableLines(destination) : destination),
   );
 }

@@ -1,7 +1,8 @@
 // Start-up in three steps: parse the configuration, build the app from its dependencies, listen;
 // then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
 // store) within a bound.
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
 import { createApp } from './app.ts';
@@ -11,7 +12,10 @@ import { createMailer } from './mail/index.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from './renderer.ts';
 import { openStore, StoreLockedError, type Store } from './store/index.ts';
 
+// Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
+// that, the store and a running digest batch the rest.
 const SHUTDOWN_GRACE_MS = 10_000;
+const DRAIN_MS = 7_000;
 const devMode = process.argv.includes('--dev');
 
 function readDotEnv() {
@@ -94,20 +98,35 @@ async function start() {
 
 function installShutdown({ server, store, logger, closeDev, scheduler }: { server: Server; store: Store; logger: Logger; closeDev?: () => Promise<void>; scheduler?: DigestScheduler }) {
   let stopping = false;
+  const inFlight = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    res.on('close', () => inFlight.delete(res));
+    if (stopping && !res.headersSent) res.setHeader('Connection', 'close');
+  });
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal} received: finishing in-flight requests`);
+    logger.info(`${signal} received: finishing ${inFlight.size} in-flight request(s)`);
     const forced = setTimeout(() => {
       logger.error(`Shutdown took longer than ${SHUTDOWN_GRACE_MS / 1000}s; exiting`);
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Keep-alive connections with no request in flight would hold close() open.
-      server.closeIdleConnections();
-    });
+    // Each keep-alive connection closes once its current response is sent, so clients reconnect
+    // (to another replica) instead of sending more requests here.
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // A connection whose response went out with headers already sent turns idle rather than closing.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    const drained = await Promise.race([closed.then(() => true), delay(DRAIN_MS, false)]);
+    clearInterval(sweep);
+    if (!drained) {
+      logger.warn(`${inFlight.size} request(s) still running after ${DRAIN_MS / 1000}s: closing their connections`);
+      server.closeAllConnections();
+      await closed;
+    }
     await closeDev?.();
     // A digest batch in flight is finished and recorded before the store goes away.
     await scheduler?.stop();

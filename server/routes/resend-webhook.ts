@@ -1,0 +1,120 @@
+// POST /webhooks/resend: Resend reports bounces and spam complaints here, signed the Svix way
+// (svix-id, svix-timestamp, svix-signature over the raw body). A hard bounce or a complaint ends
+// the subscription so no further Monday e-mail goes to that address; everything else is
+// acknowledged and ignored. Replays are harmless: removing a subscriber keeps the first reason.
+import express, { type Request, type Response, type Router } from 'express';
+import { Webhook, WebhookVerificationError } from 'svix';
+import { z } from 'zod';
+import { normalizeEmail } from '../../content/email-address.ts';
+import { sendError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { RemovalReason, Store } from '../store/types.ts';
+
+export interface ResendWebhookOptions {
+  store: Store;
+  /** RESEND_WEBHOOK_SECRET (whsec_…); without it the endpoint answers 503. */
+  secret: string | undefined;
+  logger: Logger;
+}
+
+export const RESEND_WEBHOOK_PATH = '/webhooks/resend';
+
+// Resend's documented envelope: { type, created_at, data }; e-mail events carry data.to (the
+// recipients) and email.bounced carries data.bounce { type, subType, message }.
+const eventSchema = z.object({
+  type: z.string(),
+  data: z
+    .object({
+      to: z.union([z.array(z.string()), z.string()]).optional(),
+      bounce: z.object({ type: z.string().optional(), subType: z.string().optional() }).partial().optional(),
+    })
+    .optional(),
+});
+
+type ResendEvent = z.infer<typeof eventSchema>;
+
+/**
+ * Which removal an event means, or null for none. Resend documents email.bounced as "the
+ * recipient's mail server permanently rejected the email" and types the bounce Permanent,
+ * Transient or Undetermined: only a permanent one (or one without a type, which the event's own
+ * definition makes permanent) ends the subscription; a full mailbox may take mail next week.
+ */
+function removalFor(event: ResendEvent): RemovalReason | null {
+  if (event.type === 'email.complained') return 'complained';
+  if (event.type === 'email.bounced') {
+    const bounceType = event.data?.bounce?.type;
+    return bounceType === undefined || bounceType.toLowerCase() === 'permanent' ? 'bounced' : null;
+  }
+  return null;
+}
+
+function recipients(event: ResendEvent): string[] {
+  const to = event.data?.to;
+  const list = to === undefined ? [] : Array.isArray(to) ? to : [to];
+  // A recipient may be written "Name <address>".
+  return list.map((entry) => normalizeEmail(/<([^<>]+)>\s*$/.exec(entry)?.[1] ?? entry)).filter((email) => email.includes('@'));
+}
+
+export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOptions): Router {
+  const router = express.Router();
+  const verifier = secret ? new Webhook(secret) : null;
+
+  router.post(RESEND_WEBHOOK_PATH, express.raw({ type: 'application/json', limit: '64kb' }), async (req: Request, res: Response) => {
+    if (!verifier) {
+      sendError(res, 503, 'webhooks_not_configured', 'Webhooks are not configured: set RESEND_WEBHOOK_SECRET to the endpoint’s signing secret.');
+      return;
+    }
+    if (!Buffer.isBuffer(req.body)) {
+      sendError(res, 415, 'unsupported_media_type', 'Send the event as application/json.');
+      return;
+    }
+    const headers = { 'svix-id': req.get('svix-id'), 'svix-timestamp': req.get('svix-timestamp'), 'svix-signature': req.get('svix-signature') };
+    if (!headers['svix-id'] || !headers['svix-timestamp'] || !headers['svix-signature']) {
+      sendError(res, 400, 'missing_signature', 'The svix-id, svix-timestamp and svix-signature headers are required.');
+      return;
+    }
+    try {
+      verifier.verify(req.body, headers as Record<string, string>);
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      const stale = /timestamp too (old|new)/i.test(error.message);
+      logger.warn({ svixId: headers['svix-id'], reason: error.message }, 'Resend webhook refused');
+      if (stale) {
+        sendError(res, 401, 'stale_timestamp', 'The webhook timestamp is more than 5 minutes away from the server’s clock; it is refused as a possible replay.');
+      } else {
+        sendError(res, 401, 'invalid_signature', 'The webhook signature does not match the body and RESEND_WEBHOOK_SECRET.');
+      }
+      return;
+    }
+
+    let event: ResendEvent;
+    try {
+      event = eventSchema.parse(JSON.parse(req.body.toString('utf8')));
+    } catch {
+      sendError(res, 400, 'invalid_event', 'The body is not a Resend event: JSON with a "type" and a "data" object.');
+      return;
+    }
+
+    const reason = removalFor(event);
+    if (!reason) {
+      res.json({ status: 'ignored', type: event.type });
+      return;
+    }
+    let removed = 0;
+    try {
+      for (const email of recipients(event)) {
+        const subscriber = await store.findSubscriberByEmail(email);
+        if (subscriber && (await store.removeSubscriber(subscriber.id, reason))) removed += 1;
+      }
+    } catch (error) {
+      // Not acknowledged, so Resend delivers the event again later.
+      logger.error({ err: error, svixId: headers['svix-id'] }, 'Resend webhook could not be applied');
+      sendError(res, 503, 'unavailable', 'The subscriber list is unavailable; the event will be retried.');
+      return;
+    }
+    logger.info({ svixId: headers['svix-id'], event: event.type, reason, removed }, `Resend ${event.type}: ${removed} subscriber(s) marked ${reason}`);
+    res.json({ status: 'processed', type: event.type, reason, removed });
+  });
+
+  return router;
+}
