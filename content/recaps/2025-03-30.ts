@@ -5,7 +5,7 @@ export default defineRecap({
   path: '/weekly-recap-march-30',
   headline: 'Developer Tools and AI Innovation Take Center Stage',
   title: '914 Upvotes for a Stack Trace Whisperer',
-  intro: 'Developers showed up in force this week, and they brought their bug reports. Patchwright finished with 914 upvotes, the most any launch on the platform has ever collected, and the rest of the top ten reads like a well-stocked toolbelt: migrations, cron lines, webhooks, READMEs. The common thread is tools that do one tedious job properly instead of promising to replace the engineer.',
+  intro: 'Developers showed up in force this week, and they brought their bug reports. Patchwright finished with 914 upvotes, the most any launch on the platform has ever collected, and the rest of the top ten reads like a well-stocked toolbelt: migrations, cron lines, flaky tests, READMEs. The common thread is tools that do one tedious job properly instead of promising to replace the engineer.',
   entries: [
     {
       rank: 1,
@@ -65,11 +65,11 @@ export default defineRecap({
     },
     {
       rank: 8,
-      name: 'Hooklantern',
-      url: 'https://launched.lovable.app/products/hooklantern',
-      tagline: 'A public URL that catches webhooks and replays them to your localhost.',
+      name: 'Flakeheron',
+      url: 'https://launched.lovable.app/products/flakeheron',
+      tagline: 'Reruns your test suite overnight and names the flaky tests, down to the line that wobbles.',
       upvotes: 71,
-      note: 'A crowded category, with established tunneling tools already doing most of this. Replaying a captured payload after editing it is a genuinely nice touch for debugging payment callbacks.',
+      note: 'Flaky tests train a team to shrug at red builds, which is worse than having no tests at all. Ranking them by how often they fail a clean rerun hands you a repair list; it burns CI minutes, so point it at the nightly build rather than every push.',
     },
     {
       rank: 9,
@@ -81,11 +81,11 @@ export default defineRecap({
     },
     {
       rank: 10,
-      name: 'Palettepicnic',
-      url: 'https://launched.lovable.app/products/palettepicnic',
-      tagline: 'Snap a photo, get a color palette, export it as CSS variables.',
+      name: 'Semverling',
+      url: 'https://launched.lovable.app/products/semverling',
+      tagline: 'Reads the changelogs behind your outdated packages and flags the upgrades that will bite.',
       upvotes: 38,
-      note: "The week's only outlier, and a cheerful one. My guess is that developers who can't pick colors were its most enthusiastic upvoters.",
+      note: "Dependency bumps pile up because nobody wants to read forty changelogs. Every breaking-change warning links to the changelog line it came from, so you can check its homework, and that's exactly the habit an AI summarizer should have.",
     },
   ],
   layout: { supportBanner: false, ending: 'signup', backLink: true, upvotes: 'own-line' },

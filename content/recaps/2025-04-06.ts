@@ -5,7 +5,7 @@ export default defineRecap({
   path: '/weekly-recap-april-6',
   headline: 'When Robots Became Renaissance Artists',
   title: 'Brushstrokes, Sonnets, and a Three-Way Tie',
-  intro: "This was the week the generators went to art school. Painting, music, poetry, type design and even pottery made the top ten, and the best of them treat AI as a studio assistant rather than the artist. Three launches finished dead level at 133 upvotes, which feels fitting for a week when nobody's taste won outright.",
+  intro: "This was the week the generators went to art school. Painting, music, poetry, printmaking and even pottery made the top ten, and the best of them treat AI as a studio assistant rather than the artist. Three launches finished dead level at 133 upvotes, which feels fitting for a week when nobody's taste won outright.",
   entries: [
     {
       rank: 1,
@@ -57,11 +57,11 @@ export default defineRecap({
     },
     {
       rank: 7,
-      name: 'Inkvellum Type',
-      url: 'https://launched.lovable.app/products/inkvellum-type',
-      tagline: 'Draw five letters by hand and get a complete display typeface back.',
+      name: 'Brayerly',
+      url: 'https://launched.lovable.app/products/brayerly',
+      tagline: 'Turn any photo into a linocut carving guide, mirrored and split into ink layers.',
       upvotes: 88,
-      note: "Five letters in, a full alphabet out. The kerning needs work, but for a gig poster or a band logo it's more than enough.",
+      note: "Mirroring the guide is the detail that shows the maker actually prints: carve it the right way round and your lettering comes out backwards. The shading is simplified to what a beginner's gouge can manage, which is the correct compromise.",
     },
     {
       rank: 8,

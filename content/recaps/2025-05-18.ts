@@ -5,7 +5,7 @@ export default defineRecap({
   path: '/weekly-recap-may-18',
   headline: 'Creative Tools and Practical Solutions',
   title: 'Storyboards, Zines, and Forgotten Subscriptions',
-  intro: 'A balanced week: half the top ten helps people make things, and the other half helps them keep their lives in order. Storyboards, mood boards and zines sat next to subscription trackers and warranty reminders, and the spread was unusually tight, 89 upvotes at the top and 21 at the bottom. Nobody ran away with it, which made for a list without filler.',
+  intro: 'A balanced week: half the top ten helps people make things, and the other half helps them keep their lives in order. Storyboards, embroidery files and zines sat next to subscription trackers and warranty reminders, and the spread was unusually tight, 89 upvotes at the top and 21 at the bottom. Nobody ran away with it, which made for a list without filler.',
   entries: [
     {
       rank: 1,
@@ -17,11 +17,11 @@ export default defineRecap({
     },
     {
       rank: 2,
-      name: 'Swatchcove',
-      url: 'https://launched.lovable.app/products/swatchcove',
-      tagline: 'Pull colors, textures, and references into a mood board your clients can comment on.',
+      name: 'Bobbinette',
+      url: 'https://launched.lovable.app/products/bobbinette',
+      tagline: 'Turn a drawing into a stitch file your home embroidery machine can actually sew.',
       upvotes: 74,
-      note: 'Client commenting is what separates it from an ordinary pinboard. Designers tired of feedback arriving as screenshots in e-mail threads should try it.',
+      note: 'Digitizing artwork for embroidery usually means pricey desktop software or paying someone per design. The stitch preview shows where the fabric will pucker before you waste a hoop, though dense fills still need hand tuning.',
     },
     {
       rank: 3,
@@ -73,11 +73,11 @@ export default defineRecap({
     },
     {
       rank: 9,
-      name: 'Fridgefinale',
-      url: 'https://launched.lovable.app/products/fridgefinale',
-      tagline: 'Recipes built around whatever in your fridge is about to go off.',
+      name: 'Inchling',
+      url: 'https://launched.lovable.app/products/inchling',
+      tagline: "Log your kids' clothing and shoe sizes and get a heads-up before they outgrow them.",
       upvotes: 24,
-      note: 'Leftover-recipe apps are common; ranking ingredients by what expires first is the smart twist. Logging groceries is still manual, which will lose some people.',
+      note: 'Buying sneakers for a child you last measured in March is a gamble. The growth estimate is rough, but a nudge before the school year starts beats discovering the problem on the first morning.',
     },
     {
       rank: 10,

@@ -6,7 +6,7 @@ export default defineRecap({
   headline: 'AI Tools and Personal Productivity Reign Supreme',
   title: 'Your Day, Now With a Tiny Robot Chief of Staff',
   intro:
-    'This week the leaderboard read like one long to-do list, except the lists were writing themselves. Nearly every top launch paired a language model with a very personal problem: journaling, inbox triage, morning planning. The winners were the ones that stayed small and opinionated instead of promising to run your whole life.',
+    'This week the leaderboard read like one long to-do list, except the lists were writing themselves. Nearly every top launch paired a language model with a very personal problem: journaling, inbox triage, the letter from the tax office. The winners were the ones that stayed small and opinionated instead of promising to run your whole life.',
   entries: [
     {
       rank: 1,
@@ -18,11 +18,11 @@ export default defineRecap({
     },
     {
       rank: 2,
-      name: 'Dawnledger',
-      url: 'https://launched.lovable.app/products/dawnledger',
-      tagline: 'A morning planner that builds your day around your calendar and your energy.',
+      name: 'Envelopal',
+      url: 'https://launched.lovable.app/products/envelopal',
+      tagline: 'Photograph an official letter and get what it wants from you, and by when.',
       upvotes: 52,
-      note: 'Asking how you slept before scheduling deep work is a small touch with a big payoff. The energy model is crude for now, yet it beats pretending every hour of the day is equal.',
+      note: 'Bills, school forms and tax notices bury the one thing they need from you under a page of boilerplate. Envelopal pulls out the deadline and the amount and quotes the letter instead of paraphrasing it, which is the right instinct when the sender is the IRS.',
     },
     {
       rank: 3,
@@ -50,11 +50,11 @@ export default defineRecap({
     },
     {
       rank: 6,
-      name: 'Kinchore',
-      url: 'https://launched.lovable.app/products/kinchore',
-      tagline: 'Fair chore rotations for the whole household, with nudges nobody can argue with.',
+      name: 'Notefathom',
+      url: 'https://launched.lovable.app/products/notefathom',
+      tagline: 'Ask your own notes a question and get an answer with links to where you wrote it.',
       upvotes: 19,
-      note: 'The fairness score is a clever way to end the dishes debate. Whether teenagers respond to nudges from an app is a question no amount of AI can settle.',
+      note: 'Most of us write things down and never find them again. Every answer cites the note it came from, so you can tell a real memory from a confident guess; handwritten scans are where it gets shaky.',
     },
     {
       rank: 7,
@@ -66,19 +66,19 @@ export default defineRecap({
     },
     {
       rank: 8,
-      name: 'Habitkiln',
-      url: 'https://launched.lovable.app/products/habitkiln',
-      tagline: 'Habits you keep get fired into pottery. Miss a day and the clay stays soft.',
+      name: 'Timeheft',
+      url: 'https://launched.lovable.app/products/timeheft',
+      tagline: 'Learns how long your tasks really take and corrects your estimates before you plan.',
       upvotes: 11,
-      note: 'Plenty of habit trackers use streaks; few make them this charming. The ceramic shelf is pure delight, though the habit logic underneath is fairly standard.',
+      note: "The planning fallacy is hard to argue with when the evidence is your own history. Seeing 'you said 30 minutes, it usually takes 75' is humbling, and the corrected estimates made my weekly plan look less heroic and far more realistic.",
     },
     {
       rank: 9,
-      name: 'Agendamoth',
-      url: 'https://launched.lovable.app/products/agendamoth',
-      tagline: 'Paste messy meeting notes, get owners, deadlines and a follow-up email.',
+      name: 'Screenglean',
+      url: 'https://launched.lovable.app/products/screenglean',
+      tagline: "Sorts your camera roll's screenshots by purpose and clears the ones you're done with.",
       upvotes: 8,
-      note: 'Useful, but crowded territory. Its edge is the follow-up email, which is short enough that people will actually read it.',
+      note: 'Every camera roll hides hundreds of screenshots of tickets, recipes and Wi-Fi passwords. Grouping them by what they were for works surprisingly well, and it asks before deleting an expired boarding pass, which is exactly the caution I want.',
     },
     {
       rank: 10,

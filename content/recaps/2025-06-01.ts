@@ -4,7 +4,7 @@ export default defineRecap({
   date: '2025-06-01',
   path: '/weekly-recap-june-1',
   headline: 'Team Productivity and Creative Innovation Take Center Stage',
-  title: 'Standups, Storyboards and Songs in the Same Week',
+  title: 'Standups, Moodboards and Songs in the Same Week',
   intro:
     'A quieter week in raw numbers, but an interesting split: half the top ten want your team to meet less, and the other half want you to make something. The best launches in both camps share one habit, which is cutting a familiar workflow down to its smallest useful step.',
   entries: [
@@ -58,11 +58,11 @@ export default defineRecap({
     },
     {
       rank: 7,
-      name: 'Framequill',
-      url: 'https://launched.lovable.app/products/framequill',
-      tagline: 'Paste a script scene and get a rough storyboard you can rearrange.',
+      name: 'Visemery',
+      url: 'https://launched.lovable.app/products/visemery',
+      tagline: 'Drop in a dialogue track and get mouth shapes timed frame by frame for your 2D animation.',
       upvotes: 9,
-      note: 'The generated frames are rough, and that is fine: storyboards are for thinking, not for framing on a wall. Short-film makers on a budget should take a look.',
+      note: 'Lip sync is the most tedious pass in hand-drawn animation, and a timed chart of mouth shapes turns it into a cleanup job. It assumes the standard mouth set, so studios with a house style will remap a few shapes first.',
     },
     {
       rank: 8,
@@ -74,11 +74,11 @@ export default defineRecap({
     },
     {
       rank: 9,
-      name: 'Foldzine Studio',
-      url: 'https://launched.lovable.app/products/foldzine-studio',
-      tagline: 'Design an eight-page zine and print it on a single sheet of paper.',
+      name: 'Acrossly',
+      url: 'https://launched.lovable.app/products/acrossly',
+      tagline: 'Build a crossword from your own word list: it fills the grid, you write the clues.',
       upvotes: 7,
-      note: 'The imposition math for a one-sheet zine trips up everyone, so having it handled is genuinely helpful. It is niche, charming and does one thing well.',
+      note: "Grid filling is where amateur constructors give up, and handing it over leaves you the fun part. Perfect for a wedding program or the team newsletter; it won't get you into the Sunday paper, and it doesn't pretend otherwise.",
     },
     {
       rank: 10,

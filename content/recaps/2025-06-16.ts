@@ -50,11 +50,11 @@ export default defineRecap({
     },
     {
       rank: 6,
-      name: 'Stallstock',
-      url: 'https://launched.lovable.app/products/stallstock',
-      tagline: 'Inventory for market stall sellers that works offline in a field.',
+      name: 'Postcodex',
+      url: 'https://launched.lovable.app/products/postcodex',
+      tagline: "Checks international addresses against each country's format before a parcel bounces.",
       upvotes: 7,
-      note: 'Offline-first is the whole story here, because market Wi-Fi is a myth. A big-button mode for cold fingers would be a lovely next step.',
+      note: 'Returned parcels are expensive, and most come down to a postal code on the wrong line or a missing district. Fixing the format at checkout without scolding the customer is the right touch; coverage is strong in Europe and thinner elsewhere.',
     },
     {
       rank: 7,

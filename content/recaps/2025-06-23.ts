@@ -34,11 +34,11 @@ export default defineRecap({
     },
     {
       rank: 4,
-      name: 'Panelparlor',
-      url: 'https://launched.lovable.app/products/panelparlor',
-      tagline: 'Practice interviews with an AI panel: the skeptic, the friend and the stickler.',
+      name: 'Shadowsill',
+      url: 'https://launched.lovable.app/products/shadowsill',
+      tagline: "Spend half a day shadowing someone in the job you're curious about.",
       upvotes: 29,
-      note: 'Three interviewer personas are more realistic than one polite bot. The feedback on rambling answers is blunt in a useful way; the technical questions are weaker.',
+      note: 'Career changers usually learn what a job is really like after taking it. Half a day beside a working nurse or product manager is a cheap way to find out sooner, and vetting every host by video call slows growth but keeps it safe.',
     },
     {
       rank: 5,

@@ -66,11 +66,11 @@ export default defineRecap({
     },
     {
       rank: 8,
-      name: 'Scalewhisk',
-      url: 'https://launched.lovable.app/products/scalewhisk',
-      tagline: 'Scale any recipe up or down and convert cups to grams without guesswork.',
+      name: 'Brinebook',
+      url: 'https://launched.lovable.app/products/brinebook',
+      tagline: 'Plan a canning day with tested processing times, adjusted for your altitude.',
       upvotes: 8,
-      note: 'Converting cups of flour to grams by ingredient density is the detail most converters skip. Useful, if not exciting; every kitchen needs one of these.',
+      note: 'Home canning is one of the few kitchen hobbies where a wrong number can make people sick, so sticking to tested recipes is the right call. Adjusting times for altitude automatically makes it trustworthy in Denver, not just at sea level.',
     },
     {
       rank: 9,

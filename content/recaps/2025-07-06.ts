@@ -6,7 +6,7 @@ export default defineRecap({
   headline: 'Data & Automation Tools Lead the Innovation Wave',
   title: 'Spreadsheets, Webhooks and the Joy of Not Clicking',
   intro:
-    'The biggest week of the summer by a distance, and it belongs to the plumbers. Webhooks, cron jobs, PDF tables, duplicate contacts: these are unglamorous chores that builders have clearly grown tired of doing by hand. Plain-English automation is the common thread, and it is getting good enough to trust with real data.',
+    'The biggest week of the summer by a distance, and it belongs to the plumbers. Webhooks, two-way syncs, PDF tables, duplicate contacts: these are unglamorous chores that builders have clearly grown tired of doing by hand. Plain-English automation is the common thread, and it is getting good enough to trust with real data.',
   entries: [
     {
       rank: 1,
@@ -26,11 +26,11 @@ export default defineRecap({
     },
     {
       rank: 3,
-      name: 'Cronquill',
-      url: 'https://launched.lovable.app/products/cronquill',
-      tagline: 'Schedule recurring jobs by writing "every other Tuesday at 9" like a human.',
+      name: 'Rowshuttle',
+      url: 'https://launched.lovable.app/products/rowshuttle',
+      tagline: 'Keep a spreadsheet and a database table in sync both ways, conflicts flagged, not lost.',
       upvotes: 66,
-      note: 'Nobody remembers cron syntax, and Cronquill finally admits it. The preview of the next five run times is a small touch that prevents big mistakes.',
+      note: "Two-way sync is where most integration tools quietly overwrite somebody's edit. Rowshuttle parks conflicting changes for a human to pick, which is slower and correct, and it means the ops team can stay in the spreadsheet while engineers stay in Postgres.",
     },
     {
       rank: 4,

@@ -74,11 +74,11 @@ export default defineRecap({
     },
     {
       rank: 9,
-      name: 'Regexorcist',
-      url: 'https://launched.lovable.app/products/regexorcist',
-      tagline: 'Explain any regular expression in plain English, or build one from examples.',
+      name: 'Nightjar Ping',
+      url: 'https://launched.lovable.app/products/nightjar-ping',
+      tagline: 'Get warned when a scheduled job quietly fails to run, not just when it crashes.',
       upvotes: 21,
-      note: 'Best name of the week, no contest. Building a pattern from example strings works well for simple cases and shows its test matches, so you can see where it falls short.',
+      note: 'A job that never starts throws no error, which is why it goes unnoticed for weeks. Each job pings a URL when it finishes and silence past the window raises the alarm: an old pattern, done carefully, with grace periods you can tune.',
     },
     {
       rank: 10,
