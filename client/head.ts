@@ -6,6 +6,30 @@ export interface PageHead {
   description: string;
   /** Whether search engines should index the page (false for 404s and errors). */
   indexable: boolean;
+  /** Open Graph type: a recap is an article; every other page is the website (the default). */
+  type?: 'website' | 'article';
+  /** The card shown where the page is shared; the site's own card when absent. */
+  image?: ShareImage;
+  /** The day an article was published, `YYYY-MM-DD`. */
+  published?: string;
+  /** schema.org objects for the page, each written as one JSON-LD block; URLs need the site's address. */
+  jsonLd?: (siteUrl: string) => readonly JsonLd[];
+}
+
+export type JsonLd = Record<string, unknown>;
+
+export interface ShareImage {
+  /** Site-relative path of the PNG that scripts/share-images.ts writes at build time. */
+  path: string;
+  alt: string;
+}
+
+/** The size Open Graph and X recommend for large cards; every share image is made at this size. */
+export const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
+
+/** `/share/2025-07-14.png` for a recap, `/share/site.png` for every other page. */
+export function shareImagePath(recapDate?: string): string {
+  return `/share/${recapDate ?? 'site'}.png`;
 }
 
 export interface RouteHandle {

@@ -3,9 +3,9 @@
 // parameters, and an unknown path falls through to the 404 page.
 import type { RouteObject } from 'react-router-dom';
 import { formatWeekDate } from '../content/dates.ts';
-import { site } from '../content/site.ts';
+import { LAUNCH_PLATFORM, site } from '../content/site.ts';
 import { Layout } from './components/Layout.tsx';
-import type { PageHead, RouteHandle } from './head.ts';
+import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type RouteHandle } from './head.ts';
 import { AboutPage } from './pages/AboutPage.tsx';
 import { ArchivePage } from './pages/ArchivePage.tsx';
 import { ErrorPage } from './pages/ErrorPage.tsx';
@@ -16,20 +16,74 @@ import { loadRecapPage, recapSummaries, type RecapPageData } from './recap-data.
 
 const page = (head: PageHead, status?: number): RouteHandle => ({ head: () => head, status });
 
+// schema.org: the site is published by one Organization, described in full wherever it appears
+// so each JSON-LD block stands on its own.
+const SCHEMA = 'https://schema.org';
+
+const organization = (siteUrl: string): JsonLd => ({
+  '@type': 'Organization',
+  '@id': `${siteUrl}/#organization`,
+  name: site.name,
+  url: `${siteUrl}/`,
+  logo: { '@type': 'ImageObject', url: `${siteUrl}/icon-512.png`, width: 512, height: 512 },
+  email: site.contactEmail,
+  sameAs: [site.social.x, site.social.linkedin],
+});
+
+const websiteRef = (siteUrl: string): JsonLd => ({ '@type': 'WebSite', '@id': `${siteUrl}/#website`, url: `${siteUrl}/`, name: site.name });
+
 const recapHandle: RouteHandle = {
   head: (data) => {
     const { recap } = data as RecapPageData;
-    const top = recap.entries
-      .slice(0, 3)
-      .map((entry) => entry.name)
-      .join(', ');
+    const week = formatWeekDate(recap.date);
+    const top = recap.entries.slice(0, 3);
+    const description = `${recap.headline}: the ten most upvoted launches on Launched by Lovable for the week of ${week}, led by ${top.map((entry) => entry.name).join(', ')}.`;
+    const image = {
+      path: shareImagePath(recap.date),
+      alt: `${site.recap.weekOf(week)}: ${recap.headline}. Top 3: ${top.map((entry) => `${entry.name} (${site.recap.upvotes(entry.upvotes)})`).join(', ')}.`,
+    };
     return {
-      title: site.recap.documentTitle(formatWeekDate(recap.date)),
-      description: `${recap.headline}: the ten most upvoted launches on Launched by Lovable for the week of ${formatWeekDate(recap.date)}, led by ${top}.`,
+      title: site.recap.documentTitle(week),
+      description,
       indexable: true,
+      type: 'article',
+      image,
+      published: recap.date,
+      jsonLd: (siteUrl) => {
+        const url = `${siteUrl}${recap.path}`;
+        return [
+          {
+            '@context': SCHEMA,
+            '@type': 'Article',
+            headline: recap.headline,
+            alternativeHeadline: recap.title,
+            description,
+            datePublished: recap.date,
+            dateModified: recap.date,
+            url,
+            mainEntityOfPage: url,
+            image: { '@type': 'ImageObject', url: siteUrl + image.path, width: SHARE_IMAGE_SIZE.width, height: SHARE_IMAGE_SIZE.height },
+            inLanguage: 'en',
+            author: organization(siteUrl),
+            publisher: organization(siteUrl),
+            isPartOf: websiteRef(siteUrl),
+          },
+          {
+            '@context': SCHEMA,
+            '@type': 'ItemList',
+            name: `Top 10 on ${LAUNCH_PLATFORM.name} for the week of ${week}`,
+            url,
+            numberOfItems: recap.entries.length,
+            itemListOrder: `${SCHEMA}/ItemListOrderDescending`,
+            itemListElement: recap.entries.map((entry) => ({ '@type': 'ListItem', position: entry.rank, name: entry.name, url: entry.url })),
+          },
+        ];
+      },
     };
   },
 };
+
+const archiveDescription = `Every weekly Top 10 from ${site.name}, newest first: ${recapSummaries.length} weeks of the most upvoted launches on Launched by Lovable.`;
 
 export const routes: RouteObject[] = [
   {
@@ -42,7 +96,15 @@ export const routes: RouteObject[] = [
         id: 'home',
         index: true,
         Component: HomePage,
-        handle: page({ title: `${site.name}: Lovable's most upvoted launches, every Monday`, description: site.description, indexable: true }),
+        handle: page({
+          title: `${site.name}: Lovable's most upvoted launches, every Monday`,
+          description: site.description,
+          indexable: true,
+          jsonLd: (siteUrl) => [
+            { '@context': SCHEMA, ...websiteRef(siteUrl), description: site.description, inLanguage: 'en', publisher: organization(siteUrl) },
+            { '@context': SCHEMA, ...organization(siteUrl) },
+          ],
+        }),
       },
       {
         id: 'archive',
@@ -50,8 +112,23 @@ export const routes: RouteObject[] = [
         Component: ArchivePage,
         handle: page({
           title: `${site.archive.heading} | ${site.name}`,
-          description: `Every weekly Top 10 from ${site.name}, newest first: ${recapSummaries.length} weeks of the most upvoted launches on Launched by Lovable.`,
+          description: archiveDescription,
           indexable: true,
+          jsonLd: (siteUrl) => [
+            {
+              '@context': SCHEMA,
+              '@type': 'CollectionPage',
+              name: site.archive.heading,
+              description: archiveDescription,
+              url: `${siteUrl}/archive`,
+              isPartOf: websiteRef(siteUrl),
+              mainEntity: {
+                '@type': 'ItemList',
+                numberOfItems: recapSummaries.length,
+                itemListElement: recapSummaries.map((summary, index) => ({ '@type': 'ListItem', position: index + 1, name: summary.headline, url: siteUrl + summary.path })),
+              },
+            },
+          ],
         }),
       },
       {
@@ -62,6 +139,9 @@ export const routes: RouteObject[] = [
           title: `About | ${site.name}`,
           description: `Who writes ${site.name}, why, and how to get in touch.`,
           indexable: true,
+          jsonLd: (siteUrl) => [
+            { '@context': SCHEMA, '@type': 'AboutPage', name: site.about.heading, url: `${siteUrl}/about`, isPartOf: websiteRef(siteUrl), mainEntity: organization(siteUrl) },
+          ],
         }),
       },
       ...recapSummaries.map(

@@ -83,13 +83,14 @@ export const site = {
 /**
  * Campaign parameters on outbound links to the launch platform and its product pages. The seed's
  * values: the source is always 'launched-weekly'; the medium says where the link sits ('site' for
- * home, archive and about, 'recap' on a recap page, 'email' in the Monday e-mail); the campaign is
- * 'weekly-recap' for site pages and names the week on recap pages and in e-mails.
+ * home, archive and about, 'recap' on a recap page, 'email' in the Monday e-mail, 'rss' in the
+ * feed); the campaign is 'weekly-recap' for site pages and names the week everywhere else.
  */
 export type CampaignPlacement =
   | { medium: 'site' }
   | { medium: 'recap'; week: string }
-  | { medium: 'email'; week: string };
+  | { medium: 'email'; week: string }
+  | { medium: 'rss'; week: string };
 
 export const CAMPAIGN_SOURCE = 'launched-weekly';
 

@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { createPageServer, type Renderer } from './render.ts';
+import { feedsRouter } from './routes/feeds.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
@@ -115,6 +116,7 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
   app.post('/unsubscribe', limiter);
   app.use(unsubscribeRouter({ store, secret: config.unsubscribeSecret, siteUrl: config.siteUrl, logger }));
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
+  app.use(feedsRouter({ siteUrl: config.siteUrl }));
 
   if (assets.kind === 'static') {
     app.use(
