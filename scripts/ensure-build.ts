@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = ['client', 'content', 'index.html', 'vite.config.ts', 'package-lock.json'];
-const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js'];
+const SOURCES = ['client', 'content', 'public', 'index.html', 'vite.config.ts', 'package.json', 'package-lock.json', 'scripts/share-images.ts'];
+// The last file each build step writes: a step that failed leaves its output older or missing.
+const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js', 'dist/client/share/site.png'];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);
@@ -29,7 +30,13 @@ const quiet = process.argv.includes('--quiet');
 if (builtAt() < sourcesChanged) {
   console.error(builtAt() === 0 ? 'No build found: building the site once…' : 'Sources changed since the last build: rebuilding…');
   try {
-    execFileSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'] });
+    // Always a production build: an inherited NODE_ENV=test (the test run) would bundle React's
+    // development build, three times the size and not what readers get.
+    execFileSync('npm', ['run', 'build'], {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'],
+    });
   } catch (error) {
     const failed = error as { stdout?: Buffer; stderr?: Buffer };
     if (quiet) process.stderr.write(`${failed.stdout ?? ''}${failed.stderr ?? ''}`);
