@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# Launched Weekly: the web server and the Monday digest in one image.
+#   docker build -t launched-weekly .
+#   docker run -p 3000:3000 --env-file .env.production -v launched-data:/data launched-weekly
+# tests/image-steps.test.ts repeats these steps (the COPY lines, .dockerignore, the RUN lines of the
+# build stage, CMD and HEALTHCHECK) in a temporary directory, so it fails when they drift.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+# The dependency layer is rebuilt only when the manifest or the lock file changes.
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY . .
+# Then only what runs in production stays: tsx is a production dependency, vite and the test tools are not.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim
+# tini as PID 1: forwards SIGTERM to node (which drains requests and closes the store) and reaps zombies.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0
+WORKDIR /app
+# Owned by root and read-only to the server: only /data is writable.
+COPY --from=build /app /app
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 3000
+# No curl in the slim image: node's own fetch asks the liveness endpoint.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "--import", "tsx", "server/main.ts"]
