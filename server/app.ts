@@ -41,6 +41,9 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
+  // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
+  // \u003c escapes, no such echo is markup even if something renders it as HTML.
+  app.set('json escape', true);
 
   app.use(requestLog(logger));
   app.use(
@@ -137,7 +140,9 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
   app.use((req, res, next) => {
     if ((req.method === 'GET' || req.method === 'HEAD') && req.path.length > 1 && req.path.endsWith('/')) {
       const query = req.originalUrl.slice(req.path.length);
-      res.redirect(301, req.path.replace(/\/+$/, '') + query);
+      // Leading slashes and backslashes collapse to one: `//evil.example/` (or `/\evil.example/`,
+      // which browsers read the same way) must not become a redirect to another site.
+      res.redirect(301, `/${req.path.replace(/^[/\\]+/, '').replace(/\/+$/, '')}${query}`);
       return;
     }
     next();

@@ -23,6 +23,13 @@ const BODY_PARSER_MESSAGES: Record<string, [string, string]> = {
   'request.size.invalid': ['invalid_body', 'The request body does not match its Content-Length.'],
 };
 
+// Other client errors come from serving files (a missing asset, a path that climbs out of the
+// asset folder, a NUL byte) or from an address that does not decode.
+const STATUS_MESSAGES: Record<number, [string, string]> = {
+  403: ['forbidden', 'This address is not allowed.'],
+  404: ['not_found', 'There is no such file.'],
+};
+
 /**
  * The last middleware. Client errors (bad bodies) get their 4xx with a message; anything else is
  * logged and answered with a plain 500 that reveals nothing about the internals.
@@ -37,7 +44,8 @@ export function errorHandler(log: (error: unknown, req: Request) => void) {
       return;
     }
     if (status >= 400 && status < 500) {
-      const [code, message] = BODY_PARSER_MESSAGES[httpError.type ?? ''] ?? ['bad_request', 'The request could not be understood.'];
+      const [code, message] = BODY_PARSER_MESSAGES[httpError.type ?? ''] ??
+        STATUS_MESSAGES[status] ?? ['bad_request', 'The request could not be understood.'];
       sendError(res, status, code, message);
       return;
     }

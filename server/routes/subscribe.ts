@@ -8,17 +8,24 @@ import type { Store } from '../store/types.ts';
 import { sendError } from '../errors.ts';
 
 /** The request body, for the API and the tests alike. */
-export const subscribeBodySchema = z.object({
-  email: z
-    .string({ message: 'Send the address as a string in the "email" field.' })
-    .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
-    .transform(normalizeEmail)
-    .superRefine((email, ctx) => {
-      const problem = emailProblem(email);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-  source: z.string().max(200).optional(),
-});
+export const subscribeBodySchema = z.object(
+  {
+    email: z
+      .string({ message: 'Send the address as a string in the "email" field.' })
+      .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
+      .transform(normalizeEmail)
+      .superRefine((email, ctx) => {
+        const problem = emailProblem(email);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    // The path of the page the form is on; anything but a known path sends the reader home.
+    source: z
+      .string({ message: 'The "source" field, when present, is the path of the page the form is on, as a string.' })
+      .max(200, 'The "source" field is the path of the page the form is on: at most 200 characters.')
+      .optional(),
+  },
+  { message: 'Send a JSON object with the address in the "email" field, e.g. {"email": "you@example.com"}.' },
+);
 
 export const UNAVAILABLE_MESSAGE = 'Please try again later.';
 

@@ -29,14 +29,22 @@ const toRecord = (row: SubscriberRow): SubscriberRecord => ({
 
 // SQLSTATE classes that mean "the database is not there or not itself", not "your query is wrong".
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '58'];
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 
 /** Errors that say the store is unreachable become StoreUnavailableError; the rest pass through. */
 export function classifyError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
-  // Node's socket errors also carry a `code` (ECONNREFUSED); only five-character codes are SQLSTATEs.
+  // Node's socket errors also carry a `code` (ECONNREFUSED); only five-character codes are
+  // SQLSTATEs, and EPIPE, five capitals, is Node's.
   const code = sqlState(error);
-  const state = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  const isNetwork = error instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|terminat|Connection|closed/i.test(error.message);
+  const networkCode = code !== undefined && NETWORK_CODES.has(code);
+  const state = code && !networkCode && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  // The code, not only the message: when a host name resolves to several addresses (localhost:
+  // ::1 and 127.0.0.1) and all refuse, Node reports an AggregateError with an empty message.
+  // pg-pool's wait for a free connection ends in "timeout exceeded when trying to connect".
+  const isNetwork =
+    networkCode ||
+    (error instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|terminat|Connection|closed|timeout/i.test(error.message));
   if ((state && UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) || (!state && isNetwork)) {
     return new StoreUnavailableError('The database is unavailable', { cause: error });
   }
