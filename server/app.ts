@@ -16,7 +16,7 @@ import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
 import type { Store } from './store/types.ts';
 
-export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'resendWebhookSecret'>;
+export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -117,7 +117,15 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
     }),
   );
   app.post('/unsubscribe', limiter);
-  app.use(unsubscribeRouter({ store, secret: config.unsubscribeSecret, siteUrl: config.siteUrl, logger }));
+  app.use(
+    unsubscribeRouter({
+      store,
+      secret: config.unsubscribeSecret,
+      previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
+      siteUrl: config.siteUrl,
+      logger,
+    }),
+  );
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
   app.use(feedsRouter({ siteUrl: config.siteUrl }));
 

@@ -46,6 +46,7 @@ const envSchema = z.object({
     message: 'must be a sender address, e.g. "Launched Weekly <hello@launchedweekly.com>"',
   }),
   UNSUBSCRIBE_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 random characters, e.g. the output of `openssl rand -hex 32`'),
+  UNSUBSCRIBE_SECRET_PREVIOUS: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be the previous UNSUBSCRIBE_SECRET (at least 32 characters), e.g. the value you are rotating away from'),
   DIGEST_CRON: z
     .string()
     .trim()
@@ -107,6 +108,8 @@ export interface Config {
   store: StoreConfig;
   mailer: MailerConfig;
   unsubscribeSecret: string;
+  /** The secret before the last rotation: links signed with it still unsubscribe. */
+  unsubscribeSecretPrevious?: string;
   resendWebhookSecret?: string;
   digest: { cron: string | 'off'; timezone: string; freshnessDays: number };
   trustProxy: number;
@@ -168,6 +171,9 @@ export async function parseConfig(
       problems.push('DATABASE_URL: required in production (or the three SUPABASE_* variables): the embedded database is for development, e.g. postgres://user:password@db.example.com:5432/launched');
     }
   }
+  if (env.UNSUBSCRIBE_SECRET_PREVIOUS && env.UNSUBSCRIBE_SECRET_PREVIOUS === env.UNSUBSCRIBE_SECRET) {
+    problems.push('UNSUBSCRIBE_SECRET_PREVIOUS: must differ from UNSUBSCRIBE_SECRET: it is the secret you rotated away from, e.g. the old value');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const siteUrl = (env.SITE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
@@ -195,6 +201,7 @@ export async function parseConfig(
     store,
     mailer,
     unsubscribeSecret,
+    unsubscribeSecretPrevious: env.UNSUBSCRIBE_SECRET_PREVIOUS,
     resendWebhookSecret: env.RESEND_WEBHOOK_SECRET,
     digest: { cron: env.DIGEST_CRON === 'off' ? 'off' : env.DIGEST_CRON, timezone: env.DIGEST_TZ, freshnessDays: env.DIGEST_FRESHNESS_DAYS },
     trustProxy: env.TRUST_PROXY,

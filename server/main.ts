@@ -50,7 +50,12 @@ async function start() {
       logger.fatal(error.message);
       process.exit(1);
     }
-    throw error;
+    // An unreachable or misconfigured database is an operator's problem to fix, not a crash:
+    // say which store and why, in one line (the error itself goes to the log at debug level).
+    logger.debug({ err: error }, 'store open failed');
+    const reason = error instanceof Error ? error.message : String(error);
+    logger.fatal(`Cannot open the ${config.store.kind} store: ${reason}. Check ${config.store.kind === 'postgres' ? 'DATABASE_URL' : config.store.kind === 'supabase' ? 'SUPABASE_URL and the keys' : 'DATA_DIR'} and that the database is reachable.`);
+    process.exit(1);
   }
 
   const dev = devMode ? await createDevRenderer() : null;

@@ -17,8 +17,12 @@ export function createUnsubscribeToken(subscriberId: string, secret: string): st
   return `${id.toString('base64url')}.${mac(id, secret).toString('base64url')}`;
 }
 
-/** The subscriber id a token was made for, or null for anything malformed, truncated or forged. */
-export function verifyUnsubscribeToken(token: unknown, secret: string): string | null {
+/**
+ * The subscriber id a token was made for, or null for anything malformed, truncated or forged.
+ * `previousSecrets` keeps links in mail already sent working after UNSUBSCRIBE_SECRET is rotated;
+ * new links are always made with the current secret.
+ */
+export function verifyUnsubscribeToken(token: unknown, secret: string, previousSecrets: readonly string[] = []): string | null {
   if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
   const parts = token.split('.');
   if (parts.length !== 2) return null;
@@ -29,7 +33,7 @@ export function verifyUnsubscribeToken(token: unknown, secret: string): string |
   if (id.toString('base64url') !== idPart) return null;
   const given = Buffer.from(macPart, 'base64url');
   if (given.length !== MAC_BYTES || given.toString('base64url') !== macPart) return null;
-  if (!timingSafeEqual(given, mac(id, secret))) return null;
+  if (![secret, ...previousSecrets].some((candidate) => timingSafeEqual(given, mac(id, candidate)))) return null;
   const subscriberId = id.toString('utf8');
   return Buffer.from(subscriberId, 'utf8').equals(id) ? subscriberId : null;
 }

@@ -2,6 +2,7 @@
 // variable, what it must be and an example; and the process itself refusing to start in
 // production without its requirements, with those lines and no stack trace.
 import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ConfigError, parseConfig, type Config } from '../server/config.ts';
@@ -214,5 +215,20 @@ describe('the process', () => {
     ]);
     expect(output).not.toMatch(/^\s+at /m);
     expect(output).not.toMatch(/ConfigError|Error:/);
+  });
+
+  it('names the store and the variable to check, in one line and no stack trace, when the database is unreachable', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: new URL('..', import.meta.url),
+      // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+      env: { NODE_ENV: 'development', DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:9/none', DIGEST_CRON: 'off', PORT: '0', DATA_DIR: tmpdir() },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    const output = `${result.stdout}${result.stderr}`;
+    expect(output).toMatch(/Cannot open the postgres store: .*Check DATABASE_URL and that the database is reachable\./);
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toContain('secret@');
   });
 });

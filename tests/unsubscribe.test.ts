@@ -241,3 +241,15 @@ describe('the next digest', () => {
     }
   });
 });
+
+describe('rotating UNSUBSCRIBE_SECRET', () => {
+  it('accepts links signed with the previous secret, refuses other secrets, and signs new links with the current one', () => {
+    const current = 'current-secret-current-secret-current-00';
+    const previous = 'previous-secret-previous-secret-previous0';
+    const oldLink = createUnsubscribeToken('subscriber-7', previous);
+    expect(verifyUnsubscribeToken(oldLink, current)).toBeNull();
+    expect(verifyUnsubscribeToken(oldLink, current, [previous])).toBe('subscriber-7');
+    expect(verifyUnsubscribeToken(createUnsubscribeToken('subscriber-7', 'someone-else-entirely-someone-else-00000'), current, [previous])).toBeNull();
+    expect(verifyUnsubscribeToken(createUnsubscribeToken('subscriber-7', current), current, [previous])).toBe('subscriber-7');
+  });
+});

@@ -16,6 +16,8 @@ import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 export interface UnsubscribeOptions {
   store: Store;
   secret: string;
+  /** Secrets that signed links before the last rotation (UNSUBSCRIBE_SECRET_PREVIOUS). */
+  previousSecrets?: readonly string[];
   siteUrl: string;
   logger: Logger;
 }
@@ -112,7 +114,7 @@ const unavailablePage = (home: string) => page({ title: unsubscribeText.unavaila
 
 const tokenOf = (req: Request): unknown => req.query.token;
 
-export function unsubscribeRouter({ store, secret, siteUrl, logger }: UnsubscribeOptions): Router {
+export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl, logger }: UnsubscribeOptions): Router {
   const router = express.Router();
   const home = `${siteUrl.replace(/\/+$/, '')}/`;
   // One-click posts a tiny form body; the token in the query string is what counts.
@@ -120,7 +122,7 @@ export function unsubscribeRouter({ store, secret, siteUrl, logger }: Unsubscrib
 
   router.get('/unsubscribe', async (req, res) => {
     const token = tokenOf(req);
-    const id = verifyUnsubscribeToken(token, secret);
+    const id = verifyUnsubscribeToken(token, secret, previousSecrets);
     if (!id) return send(res, 400, invalidPage(home));
     try {
       const subscriber = await store.findSubscriber(id);
@@ -159,7 +161,7 @@ export function unsubscribeRouter({ store, secret, siteUrl, logger }: Unsubscrib
   });
 
   router.post('/unsubscribe', form, async (req, res) => {
-    const id = verifyUnsubscribeToken(tokenOf(req), secret);
+    const id = verifyUnsubscribeToken(tokenOf(req), secret, previousSecrets);
     if (!id) return send(res, 400, invalidPage(home));
     try {
       const removed = await store.removeSubscriber(id, 'unsubscribed');
