@@ -6,6 +6,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   ssr: async () => (await import('./ssr-vs-static.ts')).runSsrVsStatic(),
   bundle: async () => (await import('./bundle-report.ts')).runBundleReport(),
   lighthouse: async () => (await import('./lighthouse.ts')).runLighthouse(),
+  digest: async () => (await import('./digest.ts')).runDigestBench(),
   signup: async () => (await import('./signup.ts')).runSignupBench(),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),

@@ -1,15 +1,16 @@
-// `npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json]`: the Monday job, run once
+// `npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json] [--timeout SECONDS]`: the Monday job, run once
 // by hand. Progress goes to stderr every couple of seconds, the summary to stdout; the exit code
 // is 0 when nothing failed, 1 when something did, 2 for bad arguments.
 import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
+import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
 import type { DigestProgress, DigestReport } from './weekly-digest.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 
-const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json]
+const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json] [--timeout SECONDS]
 
 Sends the newest recap whose date has come to every active subscriber who does not have it yet.
 Run it again at any time: whoever already has the recap is skipped.
@@ -19,6 +20,9 @@ Run it again at any time: whoever already has the recap is skipped.
                  or its path such as ${recaps[0]?.path ?? '/weekly-recap-july-14'}
   --to EMAIL     send one test copy to EMAIL only; subscribers and the ledger are untouched
   --json         print the final report as JSON on stdout
+  --timeout SECONDS
+                 abandon a provider request with no answer after this long and retry it with
+                 the same idempotency key, so nothing goes out twice (default ${DEFAULT_DELIVERY_POLICY.requestTimeoutMs / 1000})
   -h, --help     show this help`;
 
 function usageError(message: string): never {
@@ -36,6 +40,7 @@ function parseArguments(argv: string[]) {
         recap: { type: 'string' },
         to: { type: 'string' },
         json: { type: 'boolean' },
+        timeout: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -63,7 +68,15 @@ function parseArguments(argv: string[]) {
     const problem = emailProblem(to);
     if (problem) usageError(`--to ${values.to}: ${problem}`);
   }
-  return { dryRun: values['dry-run'] ?? false, recapWeek, to, json: values.json ?? false };
+  let requestTimeoutMs: number | undefined;
+  if (values.timeout !== undefined) {
+    const seconds = Number(values.timeout);
+    if (values.timeout.trim() === '' || !Number.isFinite(seconds) || seconds < 0.1 || seconds > 600) {
+      usageError(`--timeout ${values.timeout}: must be a number of seconds from 0.1 to 600, e.g. --timeout 10`);
+    }
+    requestTimeoutMs = Math.round(seconds * 1000);
+  }
+  return { dryRun: values['dry-run'] ?? false, recapWeek, to, json: values.json ?? false, requestTimeoutMs };
 }
 
 const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
@@ -135,7 +148,7 @@ async function main() {
     throw error;
   }
 
-  const mailer = createMailer(config.mailer);
+  const mailer = createMailer(config.mailer, args.requestTimeoutMs === undefined ? {} : { policy: { requestTimeoutMs: args.requestTimeoutMs } });
   console.error(
     mailer.kind === 'resend'
       ? `Mailer: Resend, from ${config.mailer.from}`

@@ -324,11 +324,25 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
    */
   async function walk(prepared: PreparedDigest, handle: (messages: OutgoingMessage[], subscribers: Subscriber[]) => Promise<string | null>): Promise<string | null> {
     const pending = undelivered(prepared.recap.date);
+    const prepare = async () => {
+      const subscribers = await nextBatch(pending, mailer.maxBatchSize);
+      return { subscribers, messages: subscribers.map((subscriber) => messageFor(subscriber)) };
+    };
+    // The next batch is read, re-checked and rendered while this one is with the provider: the
+    // database and the provider each wait on the other otherwise. Batches are still sent and
+    // recorded one at a time, in order.
+    let upcoming = prepare();
     for (;;) {
-      const batch = await nextBatch(pending, mailer.maxBatchSize);
-      if (batch.length === 0) return null;
-      const reason = await handle(batch.map((subscriber) => messageFor(subscriber)), batch);
-      if (reason) return reason;
+      const { subscribers, messages } = await upcoming;
+      if (subscribers.length === 0) return null;
+      upcoming = prepare();
+      // Settled either way before walk returns: a read that fails after a stop is not reported.
+      upcoming.catch(() => {});
+      const reason = await handle(messages, subscribers);
+      if (reason) {
+        await upcoming.catch(() => {});
+        return reason;
+      }
     }
   }
 
@@ -362,10 +376,13 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
         candidates.push(next.value);
       }
       if (candidates.length === 0) break;
-      const current = await mapLimit(candidates, RECHECK_CONCURRENCY, (candidate) => store.findSubscriber(candidate.id));
+      // By address, not by id: the address has a unique index on every backend, while a lookup by
+      // id as text scans the whole table (uuid or integer ids are compared as text), which made
+      // the re-check alone cost O(N) per subscriber.
+      const current = await mapLimit(candidates, RECHECK_CONCURRENCY, (candidate) => store.findSubscriberByEmail(candidate.email));
       candidates.forEach((candidate, index) => {
         const record = current[index];
-        if (record?.active) batch.push({ id: candidate.id, email: record.email });
+        if (record?.active && record.id === candidate.id) batch.push({ id: candidate.id, email: record.email });
         else counts.skippedUnsubscribed++;
       });
     }

@@ -72,13 +72,21 @@ export function rateLimitWaitMs(headers: Record<string, string> | null, now = Da
 /**
  * Paces calls by what the provider advertises on every answer (`ratelimit-limit`,
  * `ratelimit-remaining`, `ratelimit-reset`), so the send rate follows the account's real limit
- * instead of a number written here. Calls go one at a time; when the window's allowance is used
- * up, the next call waits for the reset.
+ * instead of a number written here. Calls are spread evenly over the window, a little slower than
+ * the limit: `ratelimit-reset` is whole seconds, so waiting for it once the allowance is used up
+ * would idle up to a second per window, and even spacing never bunches more calls into any window
+ * than it allows. A 429 (someone else spending the same allowance) pauses every caller for as long
+ * as the provider says.
  */
 export class RateGate {
+  /** Resend states its limits per second; a provider's first answer in a window may say otherwise. */
+  static readonly DEFAULT_WINDOW_MS = 1000;
+  /** Headroom for requests that leave a few milliseconds later than the gate let them go. */
+  static readonly SPACING_MARGIN = 1.03;
+
   private limit: number | null = null;
-  private remaining: number | null = null;
-  private resetAt = 0;
+  private windowMs = RateGate.DEFAULT_WINDOW_MS;
+  private lastCallAt = Number.NEGATIVE_INFINITY;
   private pausedUntil = 0;
 
   constructor(private readonly clock: () => number = Date.now) {}
@@ -87,9 +95,9 @@ export class RateGate {
     const limit = headerNumber(headers, 'ratelimit-limit');
     const remaining = headerNumber(headers, 'ratelimit-remaining');
     const reset = headerNumber(headers, 'ratelimit-reset');
-    if (limit !== null) this.limit = limit;
-    if (remaining !== null) this.remaining = remaining;
-    if (reset !== null) this.resetAt = this.clock() + reset * 1000;
+    if (limit !== null && limit > 0) this.limit = limit;
+    // The first call of a window sees the whole window ahead of it: that is the window's length.
+    if (limit !== null && remaining !== null && reset !== null && reset > 0 && remaining === limit - 1) this.windowMs = reset * 1000;
   }
 
   /** After a 429: nobody calls before the provider said to. */
@@ -97,20 +105,19 @@ export class RateGate {
     this.pausedUntil = Math.max(this.pausedUntil, this.clock() + ms);
   }
 
+  /** The least time between two calls, once the provider has advertised its limit. */
+  spacingMs(): number {
+    return this.limit === null ? 0 : (this.windowMs / this.limit) * RateGate.SPACING_MARGIN;
+  }
+
   /** How long the next call must wait before it goes out. */
   delayMs(): number {
-    const now = this.clock();
-    let until = this.pausedUntil;
-    if (this.remaining !== null && this.remaining <= 0) until = Math.max(until, this.resetAt);
-    return Math.max(0, until - now);
+    return Math.max(0, Math.max(this.pausedUntil, this.lastCallAt + this.spacingMs()) - this.clock());
   }
 
   async wait(signal?: AbortSignal): Promise<void> {
-    const delay = this.delayMs();
-    if (delay > 0) await sleep(delay, signal);
-    // Count this call against the window until the provider's next answer says otherwise.
-    if (this.remaining !== null && this.clock() >= this.resetAt) this.remaining = this.limit;
-    if (this.remaining !== null) this.remaining = Math.max(0, this.remaining - 1);
+    for (let delay = this.delayMs(); delay > 0; delay = this.delayMs()) await sleep(delay, signal);
+    this.lastCallAt = this.clock();
   }
 
   /** The advertised limit, for progress lines ("10 requests per window"), when known. */

@@ -69,6 +69,8 @@ export class FakeResend {
   hangAfterAccept = true;
   /** Advertised (ratelimit-* headers) and enforced (429) requests per one-second window. */
   requestsPerSecond: number | null = null;
+  /** False keeps only each message's envelope (id, to, tags): a 100k-recipient benchmark would hold gigabytes of HTML. */
+  keepBodies = true;
   /** Awaited after a batch is accepted and recorded, before the answer is written. */
   onBatchAccepted: ((acceptedBatches: number) => Promise<void> | void) | null = null;
   acceptedBatches = 0;
@@ -132,7 +134,12 @@ export class FakeResend {
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+    } catch {
+      // The client died mid-request (a SIGKILLed sender): nothing arrived, nothing to answer.
+      return;
+    }
     const raw = Buffer.concat(chunks).toString('utf8');
     const now = Date.now();
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -246,9 +253,9 @@ export class FakeResend {
         from: String(email.from),
         to: Array.isArray(email.to) ? email.to.map(String) : [String(email.to)],
         subject: String(email.subject),
-        html: typeof email.html === 'string' ? email.html : undefined,
-        text: typeof email.text === 'string' ? email.text : undefined,
-        headers: (email.headers as Record<string, string> | undefined) ?? {},
+        html: this.keepBodies && typeof email.html === 'string' ? email.html : undefined,
+        text: this.keepBodies && typeof email.text === 'string' ? email.text : undefined,
+        headers: this.keepBodies ? ((email.headers as Record<string, string> | undefined) ?? {}) : {},
         tags: Array.isArray(email.tags) ? (email.tags as { name: string; value: string }[]) : [],
         idempotencyKey: key,
       });

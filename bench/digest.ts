@@ -1,0 +1,191 @@
+// The Monday job at list sizes the product may grow to: `npm run digest` as a child process on a
+// PostgreSQL of its own, against the local server that answers as Resend does.
+//   npm run bench -- digest          (or: node --import tsx bench/digest.ts)
+// (a) unconstrained: recipients per second (goal ≥ 5,000/s) and the job's peak RSS (goal
+//     ≤ 200 MB, flat as the list grows); (b) the provider advertising and enforcing R requests
+//     per second: total time against the floor N / (100 · R) s (goal ≤ 1.1×).
+// Knobs: DIGEST_BENCH_SIZES (default 10000,50000,100000), DIGEST_BENCH_RATE_SIZES (default
+// 10000,50000), DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
+// DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of appending it to bench/RESULTS.md).
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { recaps } from '../content/index.ts';
+import type { DigestReport } from '../jobs/weekly-digest.ts';
+import { openPostgresStore } from '../server/store/postgres.ts';
+import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
+import { startOwnPostgres } from '../tests/support/own-postgres.ts';
+import { appendResults } from './support/results.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const sizes = (name: string, fallback: string) =>
+  (process.env[name] ?? fallback)
+    .split(',')
+    .map((n) => Number(n.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
+const SIZES = sizes('DIGEST_BENCH_SIZES', '10000,50000,100000');
+const RATE_SIZES = sizes('DIGEST_BENCH_RATE_SIZES', '10000,50000');
+const RATE = Number(process.env.DIGEST_BENCH_RATE ?? 10);
+const CPU_PROF_DIR = process.env.DIGEST_BENCH_CPU_PROF;
+const BATCH = 100;
+const SAMPLE_MS = 50;
+
+// The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux).
+const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxRSS '+process.resourceUsage().maxRSS+'\\n'))`;
+
+interface JobRun {
+  n: number;
+  report: DigestReport;
+  wallMs: number;
+  /** kB, from the job's process.resourceUsage() at exit. */
+  maxRssKb: number;
+  /** kB, VmHWM from /proc as last sampled (a cross-check; it misses the last few ms). */
+  sampledHwmKb: number;
+  requests: number;
+  rateLimited: number;
+}
+
+async function procStatusKb(pid: number, field: string): Promise<number | null> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number }> {
+  const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
+  const started = performance.now();
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'jobs/digest-cli.ts', '--json', '--recap', recap], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let sampledHwmKb = 0;
+  const sampler = setInterval(() => {
+    void procStatusKb(child.pid!, 'VmHWM').then((kb) => {
+      if (kb !== null) sampledHwmKb = Math.max(sampledHwmKb, kb);
+    });
+  }, SAMPLE_MS);
+  return new Promise((resolve, reject) => {
+    child.on('close', (code) => {
+      clearInterval(sampler);
+      const wallMs = performance.now() - started;
+      const maxRss = /maxRSS (\d+)/.exec(stderr);
+      if (code !== 0 || !maxRss) return reject(new Error(`digest exited with ${code}:\n${stderr.slice(-3000)}\n${stdout}`));
+      resolve({ report: JSON.parse(stdout) as DigestReport, wallMs, maxRssKb: Number(maxRss[1]), sampledHwmKb });
+    });
+  });
+}
+
+export async function runDigestBench(): Promise<void> {
+  const postgres = await startOwnPostgres();
+  const store = await openPostgresStore(postgres.url, { max: 2 });
+  await store.close();
+  const sql = new pg.Client({ connectionString: postgres.url });
+  await sql.connect();
+  let fake: FakeResend | null = null;
+  try {
+    fake = await startFakeResend();
+    fake.keepBodies = false;
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'test',
+      DATABASE_URL: postgres.url,
+      RESEND_API_KEY: 're_bench_digest',
+      RESEND_BASE_URL: fake.url,
+      MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+      UNSUBSCRIBE_SECRET: 'bench-digest-secret-0123456789abcdef0123456789',
+      SITE_URL: 'https://launchedweekly.test',
+      DIGEST_TZ: 'UTC',
+    };
+    // A week per run, so each run's messages are told apart at the provider.
+    const weeks = recaps.map((r) => r.date);
+    let nextWeek = 0;
+
+    const run = async (n: number, label: string): Promise<JobRun> => {
+      await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks');
+      await sql.query(
+        `insert into public.email_signups (email, source)
+         select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
+        [n],
+      );
+      await sql.query('vacuum analyze public.email_signups');
+      const recap = weeks[nextWeek++ % weeks.length]!;
+      const before = fake!.requests.length;
+      const rateLimitedBefore = fake!.enforcedRateLimits();
+      console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
+      const job = await runJob(env, recap, label);
+      const delivered = fake!.forRecap(recap).length;
+      const ledger = (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
+      if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
+        throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
+      }
+      const result = { n, ...job, requests: fake!.requests.length - before, rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore };
+      console.error(
+        `  ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429)`,
+      );
+      return result;
+    };
+
+    const free: JobRun[] = [];
+    fake.requestsPerSecond = null;
+    for (const n of SIZES) free.push(await run(n, `unconstrained-${n}`));
+
+    const limited: JobRun[] = [];
+    fake.requestsPerSecond = RATE;
+    for (const n of RATE_SIZES) limited.push(await run(n, `rate${RATE}-${n}`));
+    fake.requestsPerSecond = null;
+
+    const mb = (kb: number) => (kb / 1024).toFixed(0);
+    const rate = (r: JobRun) => r.n / (r.report.durationMs / 1000);
+    const floor = (n: number) => n / (BATCH * RATE);
+    const freeRows = free.map(
+      (r) =>
+        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${r.requests} |`,
+    );
+    const limitedRows = limited.map(
+      (r) =>
+        `| ${r.n.toLocaleString('en-US')} | ${floor(r.n).toFixed(0)} | ${(r.report.durationMs / 1000).toFixed(1)} | **${(r.report.durationMs / 1000 / floor(r.n)).toFixed(3)}×** | ${rate(r).toFixed(0)} | ${r.requests} | ${r.rateLimited} |`,
+    );
+    const minRate = Math.min(...free.map(rate));
+    const maxRss = Math.max(...free.map((r) => r.maxRssKb));
+    const worstRatio = Math.max(...limited.map((r) => r.report.durationMs / 1000 / floor(r.n)));
+    const command = `npm run bench -- digest${process.env.DIGEST_BENCH_SIZES ? ` (DIGEST_BENCH_SIZES=${process.env.DIGEST_BENCH_SIZES})` : ''}${process.env.DIGEST_BENCH_RATE_SIZES ? ` (DIGEST_BENCH_RATE_SIZES=${process.env.DIGEST_BENCH_RATE_SIZES})` : ''}`;
+    await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : appendResults)(
+      'Weekly digest: throughput, memory and pacing',
+      command,
+      `\`npm run digest -- --json --recap WEEK\` as a child process on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (recap chosen to last ledger row); "wall s" adds process start-up (Node, tsx, React Email render). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
+
+(a) Unconstrained. Goals: ≥ 5,000 recipients/s, peak RSS ≤ 200 MB and flat as N grows.
+
+| subscribers | job s | wall s | recipients/s | peak RSS MB | sampled MB | requests |
+|---|---|---|---|---|---|---|
+${freeRows.join('\n')}
+
+Slowest: ${minRate.toFixed(0)} recipients/s (${minRate >= 5000 ? 'meets' : 'misses'} 5,000/s); highest peak RSS ${mb(maxRss)} MB (${maxRss <= 200 * 1024 ? 'meets' : 'misses'} 200 MB).
+
+(b) The provider advertising and enforcing ${RATE} requests per second (ratelimit-limit/-remaining/-reset on every answer, 429 with retry-after past it): floor N / (100 · ${RATE}) s. Goal ≤ 1.1×.
+
+| subscribers | floor s | job s | ratio | recipients/s | requests | answered 429 |
+|---|---|---|---|---|---|---|
+${limitedRows.join('\n')}
+
+Worst ratio: ${worstRatio.toFixed(3)}× (${worstRatio <= 1.1 ? 'meets' : 'misses'} 1.1×).`,
+    );
+  } finally {
+    await fake?.close();
+    await sql.end();
+    await postgres.destroy();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runDigestBench();
