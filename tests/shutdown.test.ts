@@ -16,9 +16,23 @@ const ROOT = new URL('..', import.meta.url);
 const TOTAL_REQUESTS = 900;
 const CONCURRENCY = 150;
 const SIGNAL_AFTER_RESPONSES = 200;
-// Well under the server's 10 s hard limit, and under the ~4 s a keep-alive client takes to drop an
-// idle connection itself: the server must close finished keep-alive connections, not wait them out.
-const EXIT_BOUND_MS = 3_000;
+// The server's own hard limit (SHUTDOWN_GRACE_MS in server/main.ts); a wall-clock bound tighter
+// than that fails on a loaded machine. That the drain is not stuck on keep-alive connections is
+// checked without a clock: the test holds one open that never closes by itself, and the drain must
+// finish without the forced path.
+const EXIT_BOUND_MS = 10_000;
+
+/** A keep-alive connection that has had one answer and then sits idle; resolves when it is closed. */
+async function idleKeepAlive(port: number): Promise<Promise<void>> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+  socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  await answered;
+  return closed;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -156,6 +170,7 @@ describe('SIGTERM under load', () => {
       }
     }
 
+    const idleClosed = await idleKeepAlive(port);
     const load = Promise.all(Array.from({ length: CONCURRENCY }, worker));
     await signalled;
     await waitForOutput(child, () => output, /SIGTERM received/, 5_000);
@@ -176,6 +191,9 @@ describe('SIGTERM under load', () => {
     expect(exit.code, output).toBe(0);
     expect(exit.at - signalledAt).toBeLessThan(EXIT_BOUND_MS);
     expect(output).toMatch(/Stopped cleanly/);
+    // Drained, not forced: the idle keep-alive connection was closed by the server.
+    expect(output).not.toMatch(/still running after/);
+    await idleClosed;
 
     // Mid-load: plenty answered before the signal, requests were in flight when it came.
     expect(replies.length).toBeGreaterThanOrEqual(SIGNAL_AFTER_RESPONSES);

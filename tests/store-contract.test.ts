@@ -290,9 +290,10 @@ for (const backend of backends) {
       expect(racing.filter(Boolean)).toHaveLength(1);
 
       const short = '2025-06-09';
-      expect(await store.acquireDigestLock(short, 'crashed', 200)).toBe(true);
+      // Long enough that a loaded machine cannot let it lapse between the two calls.
+      expect(await store.acquireDigestLock(short, 'crashed', 2_000)).toBe(true);
       expect(await store.acquireDigestLock(short, 'successor', 60_000)).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(await store.acquireDigestLock(short, 'successor', 60_000)).toBe(true);
       expect(await store.acquireDigestLock(short, 'crashed', 200)).toBe(false);
     });
