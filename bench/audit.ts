@@ -55,7 +55,7 @@ ${
   } else {
     body = `**The audit could not run**: ${report.statusCode ? `HTTP ${report.statusCode}, ` : ''}${report.message ?? 'no report'}. The registry this machine reaches does not answer npm's advisory endpoint; rerun where it does.`;
   }
-  await appendResults('Production dependency audit', command, body);
+  await appendResults('Production dependency audit', 'npm run bench -- audit', `\`${command}\`: ${body}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runAudit();
