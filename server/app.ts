@@ -1,6 +1,8 @@
 // The HTTP application, built from its dependencies: nothing here reads the environment or opens
 // a connection, so tests build it with a real store and renderer of their choosing.
 import compression from 'compression';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
@@ -126,6 +128,10 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       logger,
     }),
   );
+  app.all('/api/subscribe', (_req, res) => {
+    res.set('Allow', 'POST');
+    sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
+  });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
   app.use(feedsRouter({ siteUrl: config.siteUrl }));
 
@@ -139,6 +145,8 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
         fallthrough: false,
       }),
     );
+    // The built template is not a page: '/' is.
+    app.get('/index.html', (_req, res) => res.redirect(301, '/'));
     app.use(express.static(assets.dir, { index: false, maxAge: '1h' }));
   } else {
     app.use(assets.handler);
@@ -175,6 +183,20 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
   return app;
+}
+
+/**
+ * Requests Node's HTTP parser rejects before Express sees them (headers or address over 16 KB,
+ * malformed HTTP) get a status line and a sentence instead of a bare close.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return;
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const text = tooLarge ? 'The request address or headers are too long.' : 'The request could not be understood.';
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  });
 }
 
 function refererPath(req: Request): string | undefined {

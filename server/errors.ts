@@ -43,20 +43,26 @@ export function errorHandler(log: (error: unknown, req: Request) => void) {
       res.destroy();
       return;
     }
+    // API callers read JSON; a person's browser asking for a page reads HTML.
+    const wantsJson = ['/api/', '/webhooks/', '/assets/'].some((prefix) => req.path.startsWith(prefix)) || req.accepts(['html', 'json']) === 'json';
     if (status >= 400 && status < 500) {
       const [code, message] = BODY_PARSER_MESSAGES[httpError.type ?? ''] ??
         STATUS_MESSAGES[status] ?? ['bad_request', 'The request could not be understood.'];
-      sendError(res, status, code, message);
+      if (wantsJson) sendError(res, status, code, message);
+      else res.status(status).type('html').send(plainPage('This address could not be understood', message));
       return;
     }
     log(error, req);
-    if (req.path.startsWith('/api/') || req.accepts(['html', 'json']) === 'json') {
+    if (wantsJson) {
       sendError(res, 500, 'internal_error', 'Something went wrong on our side. Please try again later.');
     } else {
-      res
-        .status(500)
-        .type('html')
-        .send('<!doctype html><html lang="en"><meta charset="utf-8"><title>Something went wrong</title><body style="font-family:system-ui,sans-serif;padding:4rem 1rem;text-align:center"><h1>Sorry, something went wrong on our side.</h1><p>Please try again in a moment, or go back to the <a href="/">home page</a>.</p></body></html>');
+      res.status(500).type('html').send(plainPage('Sorry, something went wrong on our side.', 'Please try again in a moment.'));
     }
   };
+}
+
+/** A minimal page for errors that happen before the site's own pages can render. */
+function plainPage(heading: string, text: string): string {
+  const escape = (value: string) => value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escape(heading)}</title><body style="font-family:system-ui,sans-serif;padding:4rem 1rem;text-align:center"><h1>${escape(heading)}</h1><p>${escape(text)}</p><p><a href="/">Go to the home page</a></p></body></html>`;
 }

@@ -5,7 +5,7 @@ import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
-import { createApp } from './app.ts';
+import { answerClientErrors, createApp } from './app.ts';
 import { ConfigError, parseConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMailer } from './mail/index.ts';
@@ -77,6 +77,7 @@ async function start() {
     );
     if (config.defaultsUsed.length > 0) logger.info(`Defaults in use: ${config.defaultsUsed.join('; ')}`);
   });
+  answerClientErrors(server);
   server.on('error', (error) => {
     logger.fatal({ err: error }, `Cannot listen on ${config.host}:${config.port}: ${error.message}`);
     process.exit(1);

@@ -127,6 +127,29 @@ describe('unknown addresses and methods', () => {
     expect(response.headers.get('location')).toBe('/archive?ref=x');
   });
 
+  it('do not serve the raw template, and answer a malformed address with an HTML 400', async () => {
+    const template = await get('/index.html');
+    expect(template.status).toBe(301);
+    expect(template.headers.get('location')).toBe('/');
+    const malformed = await get('/weekly-recap-%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await malformed.text()).toContain('This address could not be understood');
+  });
+
+  it('answer an address over 16 KB with 431 and a sentence', async () => {
+    const response = await get(`/archive?q=${'x'.repeat(20_000)}`);
+    expect(response.status).toBe(431);
+    expect(await response.text()).toBe('The request address or headers are too long.');
+  });
+
+  it('answer GET /api/subscribe with 405 and how to sign up', async () => {
+    const response = await get('/api/subscribe');
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(((await response.json()) as { message: string }).message).toMatch(/POST request/);
+  });
+
   it('refuse other methods on pages with 405', async () => {
     const response = await fetch(`${server.url}/archive`, { method: 'DELETE' });
     expect(response.status).toBe(405);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type AppConfig } from '../../server/app.ts';
+import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
 import { createLogger } from '../../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
@@ -37,6 +37,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
     ...options.config,
   } as AppConfig;
+  answerClientErrors(server);
   server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } }));
   return {
     url,
