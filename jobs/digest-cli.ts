@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
-import { ConfigError, parseConfig } from '../server/config.ts';
+import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
 import type { DigestProgress, DigestReport } from './weekly-digest.ts';
 
@@ -118,24 +118,8 @@ async function main() {
     import('../server/store/index.ts'),
     import('./weekly-digest.ts'),
   ]);
-  if (process.env.NODE_ENV !== 'production' && process.env.NODE_ENV !== 'test') {
-    try {
-      process.loadEnvFile('.env');
-    } catch {
-      // No .env: the environment alone.
-    }
-  }
-
-  let config;
-  try {
-    config = await parseConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`The digest cannot run. Fix these environment variables:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  readDotEnv();
+  const config = await configOrExit('The digest cannot run');
 
   let store;
   try {

@@ -6,8 +6,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
 import { answerClientErrors, createApp } from './app.ts';
-import { ConfigError, parseConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { configOrExit, readDotEnv } from './startup.ts';
 import { createMailer } from './mail/index.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from './renderer.ts';
 import { openStore, StoreLockedError, type Store } from './store/index.ts';
@@ -18,28 +18,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const DRAIN_MS = 7_000;
 const devMode = process.argv.includes('--dev');
 
-function readDotEnv() {
-  // Development convenience: a .env file beside package.json. Production takes the real environment.
-  if (process.env.NODE_ENV === 'production') return;
-  try {
-    process.loadEnvFile('.env');
-  } catch {
-    // No .env: fine.
-  }
-}
-
 async function start() {
   readDotEnv();
-  let config: Config;
-  try {
-    config = await parseConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`Launched Weekly cannot start. Fix these environment variables:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = await configOrExit('Launched Weekly cannot start');
   const logger = createLogger({ level: config.logLevel, pretty: config.env !== 'production' });
 
   let store: Store;

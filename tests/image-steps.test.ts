@@ -6,7 +6,6 @@
 // (a file the server needs left out, a dev dependency needed at run time) this fails.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { freePort } from './support/ports.ts';
 
 if (!postgresUrl) console.warn('[image-steps] No PostgreSQL: the container image steps are not rehearsed (production needs a real database).');
 
@@ -155,15 +155,6 @@ function copyFromContext(args: string, workdir: string, rules: IgnoreRule[]): st
   return copied;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const dockerfile = parseDockerfile(readFileSync(join(CONTEXT, 'Dockerfile'), 'utf8'));
 const [buildStage = [], runtimeStage = []] = stages(dockerfile);

@@ -4,13 +4,14 @@
 // signup answered 201 is in the database afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { freePort } from './support/ports.ts';
 
 const ROOT = new URL('..', import.meta.url);
 const TOTAL_REQUESTS = 900;
@@ -34,15 +35,6 @@ async function idleKeepAlive(port: number): Promise<Promise<void>> {
   return closed;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function waitForOutput(child: ChildProcess, output: () => string, pattern: RegExp, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -6,10 +6,10 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 
@@ -42,16 +42,6 @@ export function findPgBin(): string | null {
 
 export const hasPostgresServer = findPgBin() !== null;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 export async function startOwnPostgres(options: { maxConnections?: number } = {}): Promise<OwnPostgres> {
   const bin = findPgBin();
