@@ -4,11 +4,12 @@
 // (a) unconstrained: recipients per second (goal ≥ 5,000/s) and the job's peak RSS (goal
 //     ≤ 200 MB, flat as the list grows); (b) the provider advertising and enforcing R requests
 //     per second: total time against the floor N / (100 · R) s (goal ≤ 1.1×).
-// Knobs: DIGEST_BENCH_SIZES (default 10000,50000,100000), DIGEST_BENCH_RATE_SIZES (default
-// 10000,50000), DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
+// Knobs: DIGEST_BENCH_SIZES and DIGEST_BENCH_RATE_SIZES (default 10000,50000,100000 each),
+// DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
 // DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of appending it to bench/RESULTS.md).
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
@@ -25,7 +26,7 @@ const sizes = (name: string, fallback: string) =>
     .map((n) => Number(n.trim()))
     .filter((n) => Number.isInteger(n) && n > 0);
 const SIZES = sizes('DIGEST_BENCH_SIZES', '10000,50000,100000');
-const RATE_SIZES = sizes('DIGEST_BENCH_RATE_SIZES', '10000,50000');
+const RATE_SIZES = sizes('DIGEST_BENCH_RATE_SIZES', '10000,50000,100000');
 const RATE = Number(process.env.DIGEST_BENCH_RATE ?? 10);
 const CPU_PROF_DIR = process.env.DIGEST_BENCH_CPU_PROF;
 const BATCH = 100;
@@ -44,6 +45,14 @@ interface JobRun {
   sampledHwmKb: number;
   requests: number;
   rateLimited: number;
+  /** Between consecutive provider requests: median and 90th percentile, ms. */
+  gapMs: { p50: number; p90: number };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 async function procStatusKb(pid: number, field: string): Promise<number | null> {
@@ -86,6 +95,7 @@ function runJob(env: Record<string, string>, recap: string, label: string): Prom
 }
 
 export async function runDigestBench(): Promise<void> {
+  const loadBefore = loadavg().map((l) => l.toFixed(1)).join(' ');
   const postgres = await startOwnPostgres();
   const store = await openPostgresStore(postgres.url, { max: 2 });
   await store.close();
@@ -129,9 +139,17 @@ export async function runDigestBench(): Promise<void> {
       if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
         throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
       }
-      const result = { n, ...job, requests: fake!.requests.length - before, rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore };
+      const times = fake!.requests.slice(before).map((r) => r.at);
+      const gaps = times.slice(1).map((at, i) => at - times[i]!);
+      const result = {
+        n,
+        ...job,
+        requests: times.length,
+        rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore,
+        gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
+      };
       console.error(
-        `  ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429)`,
+        `  ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
       );
       return result;
     };
@@ -150,11 +168,11 @@ export async function runDigestBench(): Promise<void> {
     const floor = (n: number) => n / (BATCH * RATE);
     const freeRows = free.map(
       (r) =>
-        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${r.requests} |`,
+        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${r.requests} | ${r.gapMs.p50} / ${r.gapMs.p90} |`,
     );
     const limitedRows = limited.map(
       (r) =>
-        `| ${r.n.toLocaleString('en-US')} | ${floor(r.n).toFixed(0)} | ${(r.report.durationMs / 1000).toFixed(1)} | **${(r.report.durationMs / 1000 / floor(r.n)).toFixed(3)}×** | ${rate(r).toFixed(0)} | ${r.requests} | ${r.rateLimited} |`,
+        `| ${r.n.toLocaleString('en-US')} | ${floor(r.n).toFixed(0)} | ${(r.report.durationMs / 1000).toFixed(1)} | **${(r.report.durationMs / 1000 / floor(r.n)).toFixed(3)}×** | ${(r.wallMs / 1000).toFixed(1)} (${(r.wallMs / 1000 / floor(r.n)).toFixed(3)}×) | ${rate(r).toFixed(0)} | ${r.requests} | ${r.rateLimited} | ${r.gapMs.p50} / ${r.gapMs.p90} | ${mb(r.maxRssKb)} |`,
     );
     const minRate = Math.min(...free.map(rate));
     const maxRss = Math.max(...free.map((r) => r.maxRssKb));
@@ -163,23 +181,25 @@ export async function runDigestBench(): Promise<void> {
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : appendResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (recap chosen to last ledger row); "wall s" adds process start-up (Node, tsx, React Email render). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
+      `\`npm run digest -- --json --recap WEEK\` as a child process on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
 
 (a) Unconstrained. Goals: ≥ 5,000 recipients/s, peak RSS ≤ 200 MB and flat as N grows.
 
-| subscribers | job s | wall s | recipients/s | peak RSS MB | sampled MB | requests |
-|---|---|---|---|---|---|---|
+| subscribers | job s | wall s | recipients/s | peak RSS MB | sampled MB | requests | gap p50 / p90 ms |
+|---|---|---|---|---|---|---|---|
 ${freeRows.join('\n')}
 
 Slowest: ${minRate.toFixed(0)} recipients/s (${minRate >= 5000 ? 'meets' : 'misses'} 5,000/s); highest peak RSS ${mb(maxRss)} MB (${maxRss <= 200 * 1024 ? 'meets' : 'misses'} 200 MB).
 
 (b) The provider advertising and enforcing ${RATE} requests per second (ratelimit-limit/-remaining/-reset on every answer, 429 with retry-after past it): floor N / (100 · ${RATE}) s. Goal ≤ 1.1×.
 
-| subscribers | floor s | job s | ratio | recipients/s | requests | answered 429 |
-|---|---|---|---|---|---|---|
+| subscribers | floor s | job s | ratio | wall s (ratio) | recipients/s | requests | answered 429 | gap p50 / p90 ms | peak RSS MB |
+|---|---|---|---|---|---|---|---|---|---|
 ${limitedRows.join('\n')}
 
-Worst ratio: ${worstRatio.toFixed(3)}× (${worstRatio <= 1.1 ? 'meets' : 'misses'} 1.1×).`,
+Worst ratio: ${worstRatio.toFixed(3)}× (${worstRatio <= 1.1 ? 'meets' : 'misses'} 1.1×). The ratio is the job's own time; the wall time adds the process start-up. The gap is between consecutive requests as the provider saw them: the pacing spaces calls ${(1000 / RATE).toFixed(0)} ms apart (the window over the limit) and, once an answer says the window's allowance is spent, waits until one window after the answer that opened it.
+
+Load average when the run began and ended: ${loadBefore} → ${loadavg().map((l) => l.toFixed(1)).join(' ')} (other work on the machine shares its 2 cores with the job, the stand-in provider and PostgreSQL).`,
     );
   } finally {
     await fake?.close();

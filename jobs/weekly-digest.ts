@@ -318,9 +318,10 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
   );
 
   /**
-   * Streams undelivered active subscribers in id order, re-checks each batch's members right
-   * before it goes out (someone may have left since their page was read), and hands each batch
-   * to `handle`. Returns the reason `handle` gave for stopping, or null at the end of the list.
+   * Streams undelivered active subscribers in id order, re-checks each batch's members just
+   * before it goes out, while the batch ahead of it is with the provider (someone may have left
+   * since their page was read), and hands each batch to `handle`. Returns the reason `handle`
+   * gave for stopping, or null at the end of the list.
    */
   async function walk(prepared: PreparedDigest, handle: (messages: OutgoingMessage[], subscribers: Subscriber[]) => Promise<string | null>): Promise<string | null> {
     const pending = undelivered(prepared.recap.date);
@@ -336,7 +337,8 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
       const { subscribers, messages } = await upcoming;
       if (subscribers.length === 0) return null;
       upcoming = prepare();
-      // Settled either way before walk returns: a read that fails after a stop is not reported.
+      // Awaited before walk returns even when this batch stops the run; its failure then goes
+      // unreported, as the run is ending for another reason.
       upcoming.catch(() => {});
       const reason = await handle(messages, subscribers);
       if (reason) {

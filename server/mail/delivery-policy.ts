@@ -72,20 +72,22 @@ export function rateLimitWaitMs(headers: Record<string, string> | null, now = Da
 /**
  * Paces calls by what the provider advertises on every answer (`ratelimit-limit`,
  * `ratelimit-remaining`, `ratelimit-reset`), so the send rate follows the account's real limit
- * instead of a number written here. Calls are spread evenly over the window, a little slower than
- * the limit: `ratelimit-reset` is whole seconds, so waiting for it once the allowance is used up
- * would idle up to a second per window, and even spacing never bunches more calls into any window
- * than it allows. A 429 (someone else spending the same allowance) pauses every caller for as long
+ * instead of a number written here. Calls are spread evenly over the window (window / limit
+ * apart), and once an answer says the allowance is spent, the next call waits until the window
+ * has surely turned: one window after the answer that opened it, which came after the window
+ * began. Waiting for `ratelimit-reset` instead would idle up to a second per window, as it is
+ * whole seconds. A 429 (someone else spending the same allowance) pauses every caller for as long
  * as the provider says.
  */
 export class RateGate {
   /** Resend states its limits per second; a provider's first answer in a window may say otherwise. */
   static readonly DEFAULT_WINDOW_MS = 1000;
-  /** Headroom for requests that leave a few milliseconds later than the gate let them go. */
-  static readonly SPACING_MARGIN = 1.03;
 
   private limit: number | null = null;
   private windowMs = RateGate.DEFAULT_WINDOW_MS;
+  /** When the answer that opened the current window (remaining = limit − 1) arrived. */
+  private windowOpenedAt: number | null = null;
+  private spentUntil = 0;
   private lastCallAt = Number.NEGATIVE_INFINITY;
   private pausedUntil = 0;
 
@@ -95,9 +97,19 @@ export class RateGate {
     const limit = headerNumber(headers, 'ratelimit-limit');
     const remaining = headerNumber(headers, 'ratelimit-remaining');
     const reset = headerNumber(headers, 'ratelimit-reset');
-    if (limit !== null && limit > 0) this.limit = limit;
+    if (limit === null || limit <= 0) return;
+    this.limit = limit;
+    if (remaining === null) return;
+    const now = this.clock();
     // The first call of a window sees the whole window ahead of it: that is the window's length.
-    if (limit !== null && remaining !== null && reset !== null && reset > 0 && remaining === limit - 1) this.windowMs = reset * 1000;
+    if (remaining === limit - 1) {
+      this.windowOpenedAt = now;
+      if (reset !== null && reset > 0) this.windowMs = reset * 1000;
+    }
+    if (remaining <= 0) {
+      const opened = this.windowOpenedAt;
+      this.spentUntil = opened !== null && now - opened < this.windowMs ? opened + this.windowMs : now + (reset ?? 1) * 1000;
+    }
   }
 
   /** After a 429: nobody calls before the provider said to. */
@@ -107,12 +119,12 @@ export class RateGate {
 
   /** The least time between two calls, once the provider has advertised its limit. */
   spacingMs(): number {
-    return this.limit === null ? 0 : (this.windowMs / this.limit) * RateGate.SPACING_MARGIN;
+    return this.limit === null ? 0 : this.windowMs / this.limit;
   }
 
   /** How long the next call must wait before it goes out. */
   delayMs(): number {
-    return Math.max(0, Math.max(this.pausedUntil, this.lastCallAt + this.spacingMs()) - this.clock());
+    return Math.max(0, Math.max(this.pausedUntil, this.spentUntil, this.lastCallAt + this.spacingMs()) - this.clock());
   }
 
   async wait(signal?: AbortSignal): Promise<void> {
