@@ -32,6 +32,7 @@ const ROUNDS = 6;
 /** The mailer's request timeout in these runs (`--timeout`): a hung request costs this, not 30 s. */
 const TIMEOUT_SECONDS = 1.5;
 const MAX_ATTEMPTS = 8;
+const CLI_APP_NAME = 'digest-faults-cli';
 
 const seed = Number(process.env.DIGEST_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -142,6 +143,8 @@ function startCli(recap: string): CliRun {
       UNSUBSCRIBE_SECRET: SECRET,
       SITE_URL,
       DIGEST_TZ: 'UTC',
+      // node-postgres names its connections after this, so the test can tell the CLI's apart.
+      PGAPPNAME: CLI_APP_NAME,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -183,19 +186,18 @@ const expireLeases = () => sql.query(`update public.digest_locks set locked_unti
 
 /**
  * A statement the killed process sent just before it died still runs to its end on the server
- * (a ledger insert, a lease renewal). Wait for those, so they are counted with the killed run and
- * cannot renew the lease after it was expired.
+ * (a ledger insert, a lease renewal). A server process reads everything its client sent before
+ * it sees the connection closed, so once the CLI's server processes are gone, so are those
+ * statements: they are counted with the killed run and cannot renew a lease after it expired.
  */
 async function settleAfterKill(): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 15_000;
   for (;;) {
-    const busy = (
-      await sql.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity
-         where datname = current_database() and pid <> pg_backend_pid() and state not in ('idle')`,
-      )
+    const left = (
+      await sql.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = $1', [CLI_APP_NAME])
     ).rows[0]!.n;
-    if (busy === 0 || Date.now() > deadline) return;
+    if (left === 0) return;
+    if (Date.now() > deadline) throw new Error(`${left} connections of killed digest runs are still open`);
     await pause(20);
   }
 }
