@@ -5,7 +5,9 @@
 // senders (CLI processes, schedulers, or one of each) start at once. Runs are repeated until
 // the ledger is complete; then every active subscriber must hold exactly one message at the
 // provider, nobody inactive any, the ledger one row each naming the provider's message, and the
-// runs' reports must add up to what the provider recorded.
+// runs' reports must add up to what the provider recorded. Last, a provider enforcing Resend's
+// default of 2 requests per second must never have to refuse one, and `--timeout` (which keeps a
+// hung request from costing the default 30 s here) refuses values it cannot use.
 //
 // The seed is printed; DIGEST_FAULT_SEED=<seed> replays the same draws.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -129,8 +131,8 @@ interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-function startCli(recap: string): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', '--json', '--recap', recap, '--timeout', String(TIMEOUT_SECONDS)], {
+function startCli(recap: string, timeout = String(TIMEOUT_SECONDS)): CliRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', '--json', '--recap', recap, '--timeout', timeout], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -403,6 +405,16 @@ describe.skipIf(!postgresUrl)(`the weekly digest under random faults (seed ${see
       summaries.push(line);
     }, 90_000);
   }
+
+  it('refuses a --timeout it cannot use before it touches the database or the provider', async () => {
+    const recap = [...recaps].map((r) => r.date).sort()[ROUNDS]!;
+    const requests = fake.requests.length;
+    const result = await startCli(recap, '0').done;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--timeout 0: must be a number of seconds from 0.1 to 600');
+    expect(fake.requests.length).toBe(requests);
+    expect(await ledgerCount(recap)).toBe(0);
+  }, 30_000);
 
   it('paces itself to a provider enforcing 2 requests per second (Resend’s default) without one refusal', async () => {
     const recap = [...recaps].map((r) => r.date).sort()[ROUNDS]!;
