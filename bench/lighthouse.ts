@@ -12,7 +12,11 @@ const PAGES = ['/', '/archive', '/weekly-recap-july-14'];
 const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 3);
 const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** Median of the runs that produced the figure; a run Lighthouse could not measure is left out. */
+const median = (values: number[]) => {
+  const measured = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return measured.length === 0 ? NaN : measured[Math.floor(measured.length / 2)]!;
+};
 
 export async function runLighthouse(): Promise<void> {
   const server = await startTestServer({ config: { env: 'production' } });
@@ -27,18 +31,24 @@ export async function runLighthouse(): Promise<void> {
       for (const path of PAGES) {
         const scores: Record<string, number[]> = Object.fromEntries(CATEGORIES.map((c) => [c, []]));
         const metrics: { lcp: number[]; tbt: number[]; cls: number[] } = { lcp: [], tbt: [], cls: [] };
-        for (let run = 0; run < RUNS; run++) {
+        // A run Lighthouse could not record (runtimeError) is retried, up to two extra attempts.
+        for (let run = 0, attempts = 0; run < RUNS && attempts < RUNS + 2; attempts++) {
           const result = await lighthouse(
             server.url + path,
             { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: [...CATEGORIES] },
             formFactor === 'desktop' ? desktopConfig : undefined,
           );
           const lhr = result!.lhr;
+          if (lhr.runtimeError) {
+            console.error(`${formFactor} ${path}: Lighthouse runtime error ${lhr.runtimeError.code}: ${lhr.runtimeError.message}; retrying`);
+            continue;
+          }
+          run++;
           for (const category of CATEGORIES) scores[category]!.push(Math.round((lhr.categories[category]?.score ?? 0) * 100));
           metrics.lcp.push(lhr.audits['largest-contentful-paint']?.numericValue ?? NaN);
           metrics.tbt.push(lhr.audits['total-blocking-time']?.numericValue ?? NaN);
           metrics.cls.push(lhr.audits['cumulative-layout-shift']?.numericValue ?? NaN);
-          if (run === RUNS - 1) {
+          if (run === RUNS) {
             for (const category of CATEGORIES) {
               for (const ref of lhr.categories[category]?.auditRefs ?? []) {
                 const audit = lhr.audits[ref.id];
@@ -48,7 +58,7 @@ export async function runLighthouse(): Promise<void> {
               }
             }
           }
-          console.error(`${formFactor} ${path} run ${run + 1}/${RUNS}: ${CATEGORIES.map((c) => scores[c]!.at(-1)).join(' / ')}`);
+          console.error(`${formFactor} ${path} run ${run}/${RUNS}: ${CATEGORIES.map((c) => scores[c]!.at(-1)).join(' / ')}`);
         }
         rows.push(
           `| ${formFactor} | \`${path}\` | ${CATEGORIES.map((c) => median(scores[c]!)).join(' | ')} | ${median(metrics.lcp).toFixed(0)} | ${median(metrics.tbt).toFixed(0)} | ${median(metrics.cls).toFixed(3)} |`,
