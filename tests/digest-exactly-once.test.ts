@@ -3,8 +3,6 @@
 // worst place (the provider has accepted a batch, its answer has not arrived, nothing is recorded)
 // after 1, 3 and 7 batches, then run to completion. Every active subscriber must end with exactly
 // one message, the ledger with one row each, and the report must match the provider's record.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
@@ -14,8 +12,8 @@ import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { startDigestCli, type CliRun } from './support/digest-cli.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'exactly-once-secret-0123456789abcdef0123456789';
 const SUBSCRIBERS = 1_000;
 const LEFT_BEFORE = 50;
@@ -28,36 +26,16 @@ let sql: pg.Client;
 let fake: FakeResend;
 let leftBefore: string[];
 
-interface CliRun {
-  child: ChildProcess;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-}
-
 function startCli(args: string[], json = true): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...(json ? ['--json'] : []), ...args], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'test',
-      DATABASE_URL: db.url,
-      RESEND_API_KEY: 're_test_exactly_once',
-      RESEND_BASE_URL: fake.url,
-      MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
-      UNSUBSCRIBE_SECRET: SECRET,
-      SITE_URL: 'https://launchedweekly.test',
-      DIGEST_TZ: 'UTC',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startDigestCli([...(json ? ['--json'] : []), ...args], {
+    DATABASE_URL: db.url,
+    RESEND_API_KEY: 're_test_exactly_once',
+    RESEND_BASE_URL: fake.url,
+    MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+    UNSUBSCRIBE_SECRET: SECRET,
+    SITE_URL: 'https://launchedweekly.test',
+    DIGEST_TZ: 'UTC',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
 }
 
 async function runToEnd(args: string[] = []): Promise<DigestReport & { exitCode: number | null }> {

@@ -10,8 +10,6 @@
 // hung request from costing the default 30 s here) refuses values it cannot use.
 //
 // The seed is printed; DIGEST_FAULT_SEED=<seed> replays the same draws.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
@@ -23,8 +21,8 @@ import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { startDigestCli, type CliRun } from './support/digest-cli.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'digest-faults-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
 const SITE_URL = 'https://launchedweekly.test';
@@ -126,38 +124,18 @@ let sql: pg.Client;
 let fake: FakeResend;
 const summaries: string[] = [];
 
-interface CliRun {
-  child: ChildProcess;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-}
-
 function startCli(recap: string, timeout = String(TIMEOUT_SECONDS)): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', '--json', '--recap', recap, '--timeout', timeout], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'test',
-      DATABASE_URL: db.url,
-      RESEND_API_KEY: 're_test_digest_faults',
-      RESEND_BASE_URL: fake.url,
-      MAIL_FROM: FROM,
-      UNSUBSCRIBE_SECRET: SECRET,
-      SITE_URL,
-      DIGEST_TZ: 'UTC',
-      // node-postgres names its connections after this, so the test can tell the CLI's apart.
-      PGAPPNAME: CLI_APP_NAME,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startDigestCli(['--json', '--recap', recap, '--timeout', timeout], {
+    DATABASE_URL: db.url,
+    RESEND_API_KEY: 're_test_digest_faults',
+    RESEND_BASE_URL: fake.url,
+    MAIL_FROM: FROM,
+    UNSUBSCRIBE_SECRET: SECRET,
+    SITE_URL,
+    DIGEST_TZ: 'UTC',
+    // node-postgres names its connections after this, so the test can tell the CLI's apart.
+    PGAPPNAME: CLI_APP_NAME,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
 }
 
 /** A scheduler as a second replica would run it: its own pool, its own mailer, its clock on the day after the recap. */
