@@ -11,7 +11,7 @@ import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from './support/postgres.ts';
 import { startDigestCli, type CliRun } from './support/digest-cli.ts';
 
 const SECRET = 'exactly-once-secret-0123456789abcdef0123456789';
@@ -94,11 +94,7 @@ describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exac
     store = await openPostgresStore(db.url, { max: 4 });
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
-    await sql.query(
-      `insert into public.email_signups (email, source)
-       select format('reader%s@example.com', lpad(g::text, 4, '0')), '/' from generate_series(1, $1::int) g`,
-      [SUBSCRIBERS],
-    );
+    await insertReaders(sql, SUBSCRIBERS);
     const everyone = await store.listActiveSubscribers(null, SUBSCRIBERS);
     leftBefore = everyone.filter((_, i) => i % 20 === 0).map((s) => s.email);
     for (const s of everyone.filter((_, i) => i % 20 === 0)) await store.removeSubscriber(s.id, 'unsubscribed');

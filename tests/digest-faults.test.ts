@@ -20,7 +20,7 @@ import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from './support/postgres.ts';
 import { startDigestCli, type CliRun } from './support/digest-cli.ts';
 
 const SECRET = 'digest-faults-secret-0123456789abcdef0123456789';
@@ -198,11 +198,7 @@ describe.skipIf(!postgresUrl)(`the weekly digest under random faults (seed ${see
     schedulerStores = [await openPostgresStore(db.url, { max: 4 }), await openPostgresStore(db.url, { max: 4 })];
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
-    await sql.query(
-      `insert into public.email_signups (email, source)
-       select format('reader%s@example.com', lpad(g::text, 4, '0')), '/' from generate_series(1, $1::int) g`,
-      [SUBSCRIBERS],
-    );
+    await insertReaders(sql, SUBSCRIBERS);
     await sql.query(
       `update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed'
        where id in (select id from public.email_signups order by md5(email || $2) limit $1)`,

@@ -35,3 +35,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Adds `count` active subscribers reader0001@example.com … in one statement, for tests that need many. */
+export async function insertReaders(client: pg.Client, count: number): Promise<void> {
+  await client.query(
+    `insert into public.email_signups (email, source)
+     select format('reader%s@example.com', lpad(g::text, 4, '0')), '/' from generate_series(1, $1::int) g`,
+    [count],
+  );
+}
