@@ -19,8 +19,25 @@ function recapSummariesPlugin(): Plugin {
   };
 }
 
+/**
+ * Fetches the entry script at low priority. Every page arrives fully rendered, so the script only
+ * makes it interactive (hydration, the signup form's toasts): it must never compete with the
+ * document for a phone's bandwidth before the first paint. Chromium gives a module script in the
+ * head "High" priority otherwise, which Lighthouse's simulated slow-4G run then counts as
+ * render-blocking (about half a second of first contentful paint for 106 KB gzipped).
+ */
+function lowPriorityEntryScriptPlugin(): Plugin {
+  return {
+    name: 'launched-weekly:low-priority-entry-script',
+    transformIndexHtml: {
+      order: 'post',
+      handler: (html) => html.replace(/<script type="module"(?![^>]*fetchpriority)/g, '<script type="module" fetchpriority="low"'),
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [react(), tailwindcss(), recapSummariesPlugin()],
+  plugins: [react(), tailwindcss(), recapSummariesPlugin(), lowPriorityEntryScriptPlugin()],
   build: {
     outDir: 'dist/client',
     emptyOutDir: true,

@@ -77,3 +77,18 @@ describe('first-visit budget on the production build', () => {
     expect(visit.jsText).not.toContain('data-sonner-toaster');
   });
 });
+
+describe('what the first paint waits for', () => {
+  it('waits for no script: the entry script is a low-priority module on every page', async () => {
+    for (const path of ['/', '/archive', '/weekly-recap-july-14']) {
+      const html = await (await fetch(server.url + path)).text();
+      const scriptTags = [...html.matchAll(/<script\b[^>]*\bsrc="[^"]+"[^>]*>/g)].map((m) => m[0]);
+      expect(scriptTags, path).toHaveLength(1);
+      // A module script is deferred; fetchpriority="low" keeps its download from being counted
+      // as render-blocking (see lowPriorityEntryScriptPlugin in vite.config.ts).
+      expect(scriptTags[0], path).toMatch(/type="module"/);
+      expect(scriptTags[0], path).toMatch(/fetchpriority="low"/);
+      expect(html, path).not.toMatch(/<link[^>]+rel="stylesheet"/);
+    }
+  });
+});
