@@ -6,10 +6,13 @@
 //     per second: total time against the floor N / (100 · R) s (goal ≤ 1.1×).
 // Knobs: DIGEST_BENCH_SIZES and DIGEST_BENCH_RATE_SIZES (default 10000,50000,100000 each),
 // DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
-// DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of appending it to bench/RESULTS.md).
+// DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of appending it to bench/RESULTS.md),
+// DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
@@ -30,6 +33,13 @@ const RATE_SIZES = sizes('DIGEST_BENCH_RATE_SIZES', '10000,50000,100000');
 const RATE = Number(process.env.DIGEST_BENCH_RATE ?? 10);
 const CPU_PROF_DIR = process.env.DIGEST_BENCH_CPU_PROF;
 const BATCH = 100;
+// The V8 heap flags `npm run digest` runs the job with (package.json), so the bench measures what
+// the operator runs; DIGEST_BENCH_NODE_FLAGS replaces them to compare settings.
+const DIGEST_NODE_FLAGS = (
+  process.env.DIGEST_BENCH_NODE_FLAGS ?? (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.digest!.match(/--max-[\w-]+=\d+/g)!.join(' ')
+)
+  .split(' ')
+  .filter(Boolean);
 const SAMPLE_MS = 50;
 
 // The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux).
@@ -68,7 +78,7 @@ async function procStatusKb(pid: number, field: string): Promise<number | null> 
 function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number }> {
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'jobs/digest-cli.ts', '--json', '--recap', recap], {
+  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'jobs/digest-cli.ts', '--json', '--recap', recap], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -181,7 +191,7 @@ export async function runDigestBench(): Promise<void> {
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : appendResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
+      `\`npm run digest -- --json --recap WEEK\` as a child process (V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
 
 (a) Unconstrained. Goals: ≥ 5,000 recipients/s, peak RSS ≤ 200 MB and flat as N grows.
 

@@ -1,8 +1,16 @@
-// The Monday e-mail: one week's Top 10, the same typed recap the site renders. Table-based markup
-// from React Email with inline styles only (no web fonts, no scripts, no images), a 600px column
-// that shrinks to fit a phone.
-import { Body, Container, Head, Heading, Hr, Html, Link, Preview, Section, Text } from '@react-email/components';
-import type { CSSProperties } from 'react';
+// The Monday e-mail: one week's Top 10, the same typed recap the site renders. Inline styles only
+// (no web fonts, no scripts, no images), a 600px column that shrinks to fit a phone.
+//
+// React Email gives the document frame (html/head/body, the centred container); the rest is plain elements whose inline styles say everything once. The e-mail is sent
+// once per subscriber, so every byte here is multiplied by the list: React Email's Text, Section,
+// Link and Heading add default styles that these override anyway, and a table per section. Kept
+// lean, one copy is about half the size, which is half the bytes the digest job encodes and
+// uploads per batch (bench/RESULTS.md, "Weekly digest").
+import { Body } from '@react-email/body';
+import { Container } from '@react-email/container';
+import { Head } from '@react-email/head';
+import { Html } from '@react-email/html';
+import type { CSSProperties, ReactNode } from 'react';
 import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import type { Recap, RecapEntry } from '../content/schema.ts';
@@ -35,41 +43,73 @@ const styles = {
   body: { backgroundColor: colors.page, margin: 0, padding: '24px 0', fontFamily, color: colors.ink },
   container: { maxWidth: '600px', width: '100%', margin: '0 auto', backgroundColor: '#ffffff', borderRadius: '12px', padding: '32px 24px' },
   brand: { margin: 0, fontSize: '14px', fontWeight: 700, letterSpacing: '0.02em', color: colors.marker },
-  weekOf: { margin: '8px 0 0', fontSize: '28px', lineHeight: '34px', fontWeight: 800, color: colors.ink },
-  headline: { margin: '8px 0 0', fontSize: '20px', lineHeight: '28px', fontWeight: 600, color: colors.ink },
+  weekOf: { margin: '8px 0 0', fontSize: '28px', lineHeight: '34px', fontWeight: 800 },
+  headline: { margin: '8px 0 0', fontSize: '20px', lineHeight: '28px', fontWeight: 600 },
   subtitle: { margin: '4px 0 0', fontSize: '15px', lineHeight: '22px', color: colors.muted },
-  intro: { margin: '20px 0 0', fontSize: '16px', lineHeight: '26px', color: colors.ink },
-  entry: { padding: '20px 0 0' },
-  rank: { fontSize: '15px', fontWeight: 700, color: colors.muted },
-  name: { margin: '2px 0 0', fontSize: '19px', lineHeight: '26px', fontWeight: 700 },
+  intro: { margin: '20px 0 0', fontSize: '16px', lineHeight: '26px' },
+  name: { margin: '20px 0 0', fontSize: '19px', lineHeight: '26px', fontWeight: 700 },
+  rank: { fontSize: '15px', color: colors.muted },
   nameLink: { color: colors.ink, textDecoration: 'underline', textDecorationColor: colors.brand },
   tagline: { margin: '4px 0 0', fontSize: '15px', lineHeight: '22px', color: colors.muted },
-  upvotes: { margin: '6px 0 0', fontSize: '14px', lineHeight: '20px', fontWeight: 600, color: colors.ink },
-  note: { backgroundColor: colors.surface, borderRadius: '8px', padding: '12px 14px', marginTop: '10px' },
+  upvotes: { margin: '6px 0 0', fontSize: '14px', lineHeight: '20px', fontWeight: 600 },
+  note: { marginTop: '10px' },
+  noteCell: { backgroundColor: colors.surface, borderRadius: '8px', padding: '12px 14px' },
   noteLabel: { margin: 0, fontSize: '12px', fontWeight: 700, letterSpacing: '0.04em', textTransform: 'uppercase', color: colors.brand },
-  noteText: { margin: '4px 0 0', fontSize: '15px', lineHeight: '23px', color: colors.ink },
+  noteText: { margin: '4px 0 0', fontSize: '15px', lineHeight: '23px' },
   webLink: { display: 'inline-block', marginTop: '28px', fontSize: '16px', fontWeight: 700, color: colors.brand },
-  hr: { borderColor: colors.line, margin: '28px 0 0' },
+  hr: { border: 'none', borderTop: `1px solid ${colors.line}`, margin: '28px 0 0' },
   footer: { margin: '16px 0 0', fontSize: '13px', lineHeight: '20px', color: colors.muted },
   footerLink: { color: colors.muted, textDecoration: 'underline' },
 } satisfies Record<string, CSSProperties>;
 
+const PREVIEW_LENGTH = 150;
+const previewStyle: CSSProperties = { display: 'none', overflow: 'hidden', lineHeight: '1px', opacity: 0, maxHeight: 0, maxWidth: 0 };
+
+/**
+ * The line an inbox shows after the subject, hidden in the message itself. Padded to 150
+ * characters with invisible ones (no-break space + zero-width non-joiner, the usual pair) so the
+ * inbox does not run on into the first lines of the body. Shorter than React Email's Preview,
+ * whose padding repeats seven such characters per step.
+ */
+function Preview({ text }: { text: string }) {
+  const shown = text.slice(0, PREVIEW_LENGTH);
+  return (
+    <div style={previewStyle} data-skip-in-text="true">
+      {shown}
+      {'\u00a0\u200c'.repeat(Math.max(0, PREVIEW_LENGTH - shown.length))}
+    </div>
+  );
+}
+
+/** A one-cell layout table: the one box whose background and padding every mail client keeps. */
+function Box({ style, cellStyle, children }: { style: CSSProperties; cellStyle: CSSProperties; children: ReactNode }) {
+  return (
+    <table role="presentation" width="100%" cellPadding={0} cellSpacing={0} border={0} style={style}>
+      <tbody>
+        <tr>
+          <td style={cellStyle}>{children}</td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
 function Entry({ entry, week }: { entry: RecapEntry; week: string }) {
   return (
-    <Section style={styles.entry}>
-      <Heading as="h2" style={styles.name}>
+    <>
+      <h2 style={styles.name}>
         <span style={styles.rank}>#{entry.rank}</span>{' '}
-        <Link href={withCampaign(entry.url, { medium: 'email', week })} style={styles.nameLink}>
+        <a href={withCampaign(entry.url, { medium: 'email', week })} style={styles.nameLink}>
           {entry.name}
-        </Link>
-      </Heading>
-      <Text style={styles.tagline}>{entry.tagline}</Text>
-      <Text style={styles.upvotes}>{site.recap.upvotes(entry.upvotes)}</Text>
-      <Section style={styles.note}>
-        <Text style={styles.noteLabel}>{site.recap.editorsNote}</Text>
-        <Text style={styles.noteText}>{entry.note}</Text>
-      </Section>
-    </Section>
+        </a>
+      </h2>
+      <p style={styles.tagline}>{entry.tagline}</p>
+      <p style={styles.upvotes}>{site.recap.upvotes(entry.upvotes)}</p>
+      <Box style={styles.note} cellStyle={styles.noteCell}>
+        <p style={styles.noteLabel}>{site.recap.editorsNote}</p>
+        <p style={styles.noteText}>{entry.note}</p>
+      </Box>
+    </>
   );
 }
 
@@ -82,34 +122,32 @@ export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, siteUrl }: We
         <meta name="color-scheme" content="light" />
         <meta name="supported-color-schemes" content="light" />
       </Head>
-      <Preview>{`${recap.headline} — ${recap.title}`}</Preview>
+      <Preview text={`${recap.headline} — ${recap.title}`} />
       <Body style={styles.body}>
         <Container style={styles.container}>
-          <Text style={styles.brand}>{site.name} · Top 10</Text>
-          <Heading as="h1" style={styles.weekOf}>
-            {site.recap.weekOf(formatWeekDate(recap.date))}
-          </Heading>
-          <Text style={styles.headline}>{recap.headline}</Text>
-          <Text style={styles.subtitle}>{site.recap.subtitle}</Text>
-          <Text style={styles.intro}>{recap.intro}</Text>
+          <p style={styles.brand}>{site.name} · Top 10</p>
+          <h1 style={styles.weekOf}>{site.recap.weekOf(formatWeekDate(recap.date))}</h1>
+          <p style={styles.headline}>{recap.headline}</p>
+          <p style={styles.subtitle}>{site.recap.subtitle}</p>
+          <p style={styles.intro}>{recap.intro}</p>
           {recap.entries.map((entry) => (
             <Entry key={entry.rank} entry={entry} week={week} />
           ))}
-          <Link href={withCampaign(webUrl, { medium: 'email', week })} style={styles.webLink}>
+          <a href={withCampaign(webUrl, { medium: 'email', week })} style={styles.webLink}>
             {emailText.webVersion} →
-          </Link>
-          <Hr style={styles.hr} />
-          <Text style={styles.footer}>
+          </a>
+          <hr style={styles.hr} />
+          <p style={styles.footer}>
             {emailText.footerWhy(site.name)}{' '}
-            <Link href={withCampaign(siteUrl, { medium: 'email', week })} style={styles.footerLink}>
+            <a href={withCampaign(siteUrl, { medium: 'email', week })} style={styles.footerLink}>
               {siteHost}
-            </Link>
+            </a>
             .{' '}
-            <Link href={unsubscribeUrl} style={styles.footerLink}>
+            <a href={unsubscribeUrl} style={styles.footerLink}>
               {emailText.unsubscribe}
-            </Link>{' '}
+            </a>{' '}
             {emailText.unsubscribeNote}
-          </Text>
+          </p>
         </Container>
       </Body>
     </Html>

@@ -132,7 +132,7 @@ async function main() {
     throw error;
   }
 
-  const mailer = createMailer(config.mailer, args.requestTimeoutMs === undefined ? {} : { policy: { requestTimeoutMs: args.requestTimeoutMs } });
+  const mailer = await createMailer(config.mailer, args.requestTimeoutMs === undefined ? {} : { policy: { requestTimeoutMs: args.requestTimeoutMs } });
   console.error(
     mailer.kind === 'resend'
       ? `Mailer: Resend, from ${config.mailer.from}`

@@ -71,7 +71,7 @@ async function start() {
       timezone: config.digest.timezone,
       freshnessDays: config.digest.freshnessDays,
       store,
-      mailer: createMailer(config.mailer),
+      mailer: await createMailer(config.mailer),
       recaps,
       siteUrl: config.siteUrl,
       unsubscribeSecret: config.unsubscribeSecret,
