@@ -264,7 +264,7 @@ ${[...postgres.rows, ...pglite.rows].join('\n')}
 
 **PostgreSQL: app ${postgres.app.rps.toFixed(0)} signups/s = ${postgres.ratio.toFixed(2)} × the raw INSERT loop** (goal ≥ 0.50), and ${ceiling.toFixed(2)} × the same process's /healthz.
 
-Where a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU go: ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, helmet's headers, compression's check, the request log: /healthz), ~${postgres.raw.cpuUs!.toFixed(0)} µs the pg driver's share of one INSERT (the raw loop's own CPU), and ~${Math.max(0, postgres.app.cpuUs! - postgres.healthz.cpuUs! - postgres.raw.cpuUs!).toFixed(0)} µs the rest of the signup path (rate limit, cross-site check, body parsing, validation, the JSON answer).`,
+How the app writes: a signup that finds no statement in flight is written alone at once; the ones that arrive while a statement runs are written together in the next one, a multi-row INSERT (server/store/signup-batcher.ts), each answered only after its row has committed. "Raw" stays one statement per row: the path the app took before, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, helmet's headers, compression's check, the request log: /healthz); the rest is the signup path (rate limit, cross-site check, body parsing, validation, its share of a statement, the JSON answer).`,
   );
   return { ratio: postgres.ratio };
 }

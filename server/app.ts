@@ -77,7 +77,11 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       crossOriginEmbedderPolicy: false,
     }),
   );
-  app.use(compression());
+  // The API answers with a few hundred bytes of JSON or a redirect, under compression's 1 KB
+  // threshold, so it would never compress them; wrapping each answer anyway cost a signup ~10 %
+  // of its CPU (bench/RESULTS.md, "Signup throughput").
+  const compress = compression();
+  app.use((req, res, next) => (req.path.startsWith('/api/') ? next() : compress(req, res, next)));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

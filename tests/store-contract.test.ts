@@ -173,6 +173,44 @@ for (const backend of backends) {
       expect(all.filter((s) => s.email === 'race@example.com')).toHaveLength(1);
     });
 
+    it('answers each of 300 concurrent signups over 100 addresses as if they came one by one', async () => {
+      // Enough at once that the SQL backends write most of them as multi-row statements
+      // (server/store/signup-batcher.ts): duplicates inside one statement, a returning reader.
+      const addresses = Array.from({ length: 100 }, (_, i) => `crowd${i}@batch.example`);
+      await store.addSignup(addresses[0]!, '/');
+      const returning = (await store.findSubscriberByEmail(addresses[0]!))!;
+      await store.removeSubscriber(returning.id, 'unsubscribed');
+      await store.addSignup(addresses[1]!, '/');
+      const before = await store.countSubscribers();
+
+      const attempts = [...addresses, ...addresses, ...addresses].map((email, i) => ({ email, i }));
+      attempts.sort((a, b) => ((a.i * 7919) % 300) - ((b.i * 7919) % 300)); // interleaved, not grouped
+      const results = await Promise.all(attempts.map(({ email }) => store.addSignup(email, '/')));
+
+      const subscribedBy = new Map<string, number>();
+      results.forEach((result, i) => {
+        if (result === 'subscribed') subscribedBy.set(attempts[i]!.email, (subscribedBy.get(attempts[i]!.email) ?? 0) + 1);
+      });
+      // One "subscribed" per address that was not active (98 new and the one who came back);
+      // the one already active gets none.
+      expect(subscribedBy.size).toBe(99);
+      expect([...subscribedBy.values()].every((n) => n === 1)).toBe(true);
+      expect(subscribedBy.has(addresses[1]!)).toBe(false);
+      expect(await store.findSubscriberByEmail(addresses[0]!)).toMatchObject({ id: returning.id, active: true });
+      expect(await store.countSubscribers()).toEqual({ active: before.active + 99, inactive: before.inactive - 1 });
+    });
+
+    it('fails only the signup whose row the database refuses when others are written with it', async () => {
+      // A NUL character is refused by PostgreSQL's text type: a row-level error, not an outage.
+      const good = Array.from({ length: 40 }, (_, i) => `neighbour${i}@batch.example`);
+      const outcomes = await Promise.allSettled([...good.slice(0, 20), 'nul\u0000@batch.example', ...good.slice(20)].map((email) => store.addSignup(email, '/')));
+      const refused = outcomes[20]!;
+      expect(refused.status).toBe('rejected');
+      expect((refused as PromiseRejectedResult).reason).not.toBeInstanceOf(StoreUnavailableError);
+      expect(outcomes.filter((o, i) => i !== 20 && o.status === 'fulfilled' && o.value === 'subscribed')).toHaveLength(40);
+      for (const email of good) expect(await store.findSubscriberByEmail(email), email).toMatchObject({ active: true });
+    });
+
     it('lets a subscriber leave, and come back by signing up again', async () => {
       await store.addSignup('linus@example.com', '/');
       const { id } = (await store.findSubscriberByEmail('linus@example.com'))!;

@@ -1,6 +1,7 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
 import { pendingMigrations } from './migrate.ts';
+import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
   StoreUnavailableError,
@@ -51,11 +52,36 @@ export function classifyError(error: unknown): unknown {
   return error;
 }
 
+// Reactivates a row that had left (the update's WHERE lets it through); an active one makes the
+// statement return nothing for that address.
+const ON_CONFLICT_REACTIVATE = `on conflict (email) do update
+         set unsubscribed_at = null, unsubscribe_reason = null, resubscribed_at = now()
+         where public.email_signups.unsubscribed_at is not null`;
+
+/**
+ * Signup statements in flight at once (signup-batcher.ts). One: while it runs, every signup that
+ * arrives joins the next statement. Measured with `npm run bench -- signup` (PostgreSQL, 50
+ * connections): 1 in flight 14,260 signups/s, 2 → 9,800–10,600, 4 → 8,800, 10 (the pool) → 9,000,
+ * one statement per signup → 5,100. The embedded database runs one statement at a time anyway.
+ */
+const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
+
 export class SqlStore implements Store {
+  private readonly signups: SignupBatcher;
+
   constructor(
     readonly backend: 'pglite' | 'postgres',
     private readonly client: SqlClient,
-  ) {}
+  ) {
+    this.signups = new SignupBatcher(
+      {
+        one: (row) => this.insertSignup(row),
+        many: (rows) => this.insertSignups(rows),
+        isUnavailable: (error) => error instanceof StoreUnavailableError,
+      },
+      SIGNUP_STATEMENTS_IN_FLIGHT,
+    );
+  }
 
   private async run<Row>(sql: string, params: unknown[] = []) {
     try {
@@ -65,18 +91,33 @@ export class SqlStore implements Store {
     }
   }
 
-  async addSignup(email: string, source: string | null): Promise<SignupResult> {
-    // One statement: the unique key decides. A conflicting row that had left is reactivated (the
-    // update's WHERE lets it through); an active one makes the statement return nothing.
+  addSignup(email: string, source: string | null): Promise<SignupResult> {
+    return this.signups.add(email, source);
+  }
+
+  /** One statement per row: the unique key decides. */
+  private async insertSignup({ email, source }: SignupRow): Promise<SignupResult> {
     const result = await this.run<{ id: string }>(
       `insert into public.email_signups (email, source) values ($1, $2)
-       on conflict (email) do update
-         set unsubscribed_at = null, unsubscribe_reason = null, resubscribed_at = now()
-         where public.email_signups.unsubscribed_at is not null
+       ${ON_CONFLICT_REACTIVATE}
        returning id`,
       [email, source],
     );
     return result.rows.length > 0 ? 'subscribed' : 'already_subscribed';
+  }
+
+  /** Rows with distinct addresses in one statement, inserted in the order given. */
+  private async insertSignups(rows: readonly SignupRow[]): Promise<Set<string>> {
+    const result = await this.run<{ email: string }>(
+      `insert into public.email_signups (email, source)
+       select incoming.email, incoming.source
+       from unnest($1::text[], $2::text[]) with ordinality as incoming(email, source, position)
+       order by incoming.position
+       ${ON_CONFLICT_REACTIVATE}
+       returning email`,
+      [rows.map((row) => row.email), rows.map((row) => row.source)],
+    );
+    return new Set(result.rows.map((row) => row.email));
   }
 
   async findSubscriber(id: string): Promise<SubscriberRecord | null> {
