@@ -1,10 +1,10 @@
 // Group commit for signups. Under load, most of a signup's cost on the database path is not the
-// row but the round trip: a statement written to the socket, the server woken to run it, the
-// answer read back. When every connection is already busy with a signup, the ones waiting are
-// written together as one multi-row INSERT instead of queueing one by one. Each caller still gets
-// its own answer only after the statement holding its row has committed, so a 201 still means
-// "this address is stored". At low load nothing waits: a signup that finds a free connection is
-// written on its own at once.
+// row but the round trip: a statement written to the socket, the database woken to run it, the
+// answer read back. Signups that arrive in the same turn of the event loop, or while the previous
+// statement runs, are written together as one multi-row INSERT instead of queueing one by one.
+// Each caller still gets its own answer only after the statement holding its row has committed,
+// so a 201 still means "this address is stored". At low load nothing waits: a lone signup is
+// written on its own, right after the turn that read it.
 import type { SignupResult } from './types.ts';
 
 export interface SignupRow {

@@ -61,8 +61,9 @@ const ON_CONFLICT_REACTIVATE = `on conflict (email) do update
 /**
  * Signup statements in flight at once (signup-batcher.ts). One: while it runs, every signup that
  * arrives joins the next statement. Measured with `npm run bench -- signup` (PostgreSQL, 50
- * connections): 1 in flight 14,260 signups/s, 2 → 9,800–10,600, 4 → 8,800, 10 (the pool) → 9,000,
- * one statement per signup → 5,100. The embedded database runs one statement at a time anyway.
+ * connections): 1 in flight 10,700–14,300 signups/s, 2 → 9,800–10,600, 4 → 8,800, 10 (the
+ * pool) → 9,000, one statement per signup → 5,100. The embedded database runs one statement at a
+ * time anyway.
  */
 const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
 
