@@ -185,7 +185,7 @@ describe('HTTP caching and compression', () => {
 
   it('serves hashed assets as immutable for a year', async () => {
     const { html } = await page('/');
-    const script = html.match(/src="(\/assets\/index-[\w-]+\.js)"/)![1]!;
+    const script = html.match(/data-entry="(\/assets\/index-[\w-]+\.js)"/)![1]!;
     const response = await get(script);
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
