@@ -35,7 +35,8 @@ export const toLatin1Html = (html: string) => html.replace(/[\u0100-\u{10ffff}]/
 // In the plain-text part, typographic punctuation gets its ASCII spelling, as plain text
 // traditionally has it. Anything else outside Latin-1 stays as written (correct, only slower).
 const PLAIN_TEXT_SPELLING: Record<string, string> = { '\u2018': "'", '\u2019': "'", '\u201c': '"', '\u201d': '"', '\u2013': '-', '\u2014': '--', '\u2026': '...', '\u2192': '->' };
-export const plainTextSpelling = (text: string) => text.replace(/[\u2018\u2019\u201c\u201d\u2013\u2014\u2026\u2192]/g, (char) => PLAIN_TEXT_SPELLING[char]!);
+const TYPOGRAPHIC = new RegExp(`[${Object.keys(PLAIN_TEXT_SPELLING).join('')}]`, 'g');
+export const plainTextSpelling = (text: string) => text.replace(TYPOGRAPHIC, (char) => PLAIN_TEXT_SPELLING[char]!);
 
 export async function renderDigestEmail(props: WeeklyDigestEmailProps): Promise<RenderedEmail> {
   const element = createElement(WeeklyDigestEmail, props);

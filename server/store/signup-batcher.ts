@@ -27,7 +27,7 @@ interface Pending extends SignupRow {
 }
 
 /** A statement of 100 rows stays well under a millisecond of server time and any parameter limit. */
-export const MAX_SIGNUPS_PER_STATEMENT = 100;
+const MAX_SIGNUPS_PER_STATEMENT = 100;
 
 export class SignupBatcher {
   private readonly queue: Pending[] = [];
