@@ -248,6 +248,27 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
     });
   });
 
+  it('the top bar fits a 320 px screen with all four entries visible, even in a font much wider than any installed one', async () => {
+    // A reader's device may substitute any font (Debian's DejaVu Sans overflowed the bar by 7 px).
+    // Rather than depend on the fonts this machine has, widen whatever font is there: if the bar
+    // holds with every letter spaced out by a quarter of an em, it holds for real fonts too.
+    const narrow = await browser.newContext({ viewport: { width: 320, height: 640 } });
+    const page = await narrow.newPage();
+    await page.goto(server.url + '/weekly-recap-july-14', { waitUntil: 'networkidle' });
+    await page.addStyleTag({ content: 'nav[aria-label="Main"] * { letter-spacing: 0.25em !important; }' });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBe(0);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    for (const name of ['Home', 'Archives', 'Subscribe', 'About']) {
+      const box = await nav.getByRole('link', { name, exact: true }).boundingBox();
+      expect(box, name).not.toBeNull();
+      expect(box!.x, `${name} starts on screen`).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width, `${name} ends on screen`).toBeLessThanOrEqual(320);
+    }
+    await page.screenshot({ path: '.tmp/top-bar-320.png' });
+    await narrow.close();
+  });
+
   it('axe-core finds no serious or critical violation on home, archive, about and a recap, at phone and desktop widths', async () => {
     const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     // Injecting axe is an inline script, which the site's CSP rightly forbids; only this context bypasses it.

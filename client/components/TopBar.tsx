@@ -4,18 +4,21 @@ import { scrollToSignup } from '../scroll.ts';
 import { LogoMark } from './LogoMark.tsx';
 
 const scrollToTop = () => window.scrollTo({ top: 0 });
+// The bar must fit a 320 px screen whatever font the reader's device substitutes (Debian's wide
+// DejaVu Sans overflowed by 7 px): tight padding below `sm`, and the entries may wrap onto a
+// second line rather than push the page sideways.
 const itemClass =
-  'rounded-md px-2 py-2 font-medium text-ink hover:bg-zinc-100 sm:px-3 aria-[current=page]:text-brand-dark';
+  'block whitespace-nowrap rounded-md px-1.5 py-2 font-medium text-ink hover:bg-zinc-100 sm:px-3 aria-[current=page]:text-brand-dark';
 
 export function TopBar() {
   return (
     <header className="sticky top-0 z-40 border-b border-zinc-200 bg-white/95 backdrop-blur">
-      <nav aria-label="Main" className="mx-auto flex max-w-5xl items-center justify-between gap-2 px-3 py-2 sm:px-4">
-        <Link to="/" onClick={scrollToTop} className="flex items-center gap-2 rounded-md font-bold text-ink" aria-label={`${site.name} home`}>
+      <nav aria-label="Main" className="mx-auto flex max-w-5xl flex-wrap items-center justify-between gap-x-2 px-2 py-2 sm:px-4">
+        <Link to="/" onClick={scrollToTop} className="flex shrink-0 items-center gap-2 rounded-md font-bold text-ink" aria-label={`${site.name} home`}>
           <LogoMark />
           <span className="hidden sm:inline">{site.name}</span>
         </Link>
-        <ul className="flex items-center text-sm">
+        <ul className="flex min-w-0 flex-wrap items-center justify-end text-sm">
           <li>
             <Link to="/" onClick={scrollToTop} className={itemClass}>
               Home
