@@ -179,6 +179,10 @@ describe('derived views', () => {
 
   it('derive routes and labels from dates', () => {
     expect(recapPathFor('2025-02-02')).toBe('/weekly-recap-february-2');
+    // From 2026 on the year is part of the address, so February 2 of two years are two pages.
+    expect(recapPathFor('2026-02-02')).toBe('/weekly-recap-february-2-2026');
+    expect(recapPathFor('2035-12-31')).toBe('/weekly-recap-december-31-2035');
+    expect(recapPathFor('2024-12-30')).toBe('/weekly-recap-december-30-2024');
     expect(formatWeekDate('2025-07-14')).toBe('July 14, 2025');
     expect(daysBetween('2025-06-01', '2025-06-09')).toBe(8);
   });
@@ -224,6 +228,42 @@ describe('npm run new-recap', () => {
     await writeFile(file, source);
     const filled = await load('filled');
     expect(errorsOf([...recapFiles, { file: '2025-07-21.ts', recap: filled }])).toEqual([]);
+  });
+
+  it('scaffolds a week after a pause (2026-02-02): the year in its path, the gap in its file, valid once filled in', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'new-recap-'));
+    dirs.push(root);
+    const dir = join(root, 'content', 'recaps');
+    await mkdir(dir, { recursive: true });
+    await cp(new URL('./define.ts', import.meta.url), join(root, 'content', 'define.ts'));
+    for (const { file } of recapFiles) await cp(new URL(`./recaps/${file}`, import.meta.url), join(dir, file));
+
+    const { file } = await createNextRecap({ dir, date: '2026-02-02' });
+    let source = await readFile(file, 'utf8');
+    expect(source).toContain("path: '/weekly-recap-february-2-2026'");
+    expect(source).toContain('daysAfterPrevious: 203');
+    source = source
+      .replace("headline: ''", "headline: 'Back After the Winter'")
+      .replace("title: ''", "title: 'Ten Launches to Restart the Year'")
+      .replace("intro: ''", "intro: 'The first recap after a long pause.'");
+    for (let rank = 1; rank <= 10; rank++) {
+      source = source.replace(
+        `{ rank: ${rank}, name: '', url: '', tagline: '', upvotes: 0, note: '' }`,
+        `{ rank: ${rank}, name: 'Winter ${rank}', url: 'https://launched.lovable.app/products/winter-${rank}', tagline: 'Made in the cold.', upvotes: ${50 - rank}, note: 'Simple and sound.' }`,
+      );
+    }
+    await writeFile(file, source);
+    const filled = (await import(pathToFileURL(file).href)).default as Recap;
+    expect(errorsOf([...recapFiles, { file: '2026-02-02.ts', recap: filled }])).toEqual([]);
+    // The same week under the 2025 rule, or with a wrong gap, is refused.
+    expect(errorsOf([...recapFiles, { file: '2026-02-02.ts', recap: { ...filled, path: '/weekly-recap-february-2' } }])).toContain(
+      'content/recaps/2026-02-02.ts: path: path must be "/weekly-recap-february-2-2026" for date 2026-02-02',
+    );
+    expect(errorsOf([...recapFiles, { file: '2026-02-02.ts', recap: { ...filled, daysAfterPrevious: 7 } }])).toContain(
+      'content/recaps/2026-02-02.ts: daysAfterPrevious: the previous week is 2025-07-14, 203 days earlier, not 7',
+    );
+    const { daysAfterPrevious: _gap, ...undeclared } = filled;
+    expect(errorsOf([...recapFiles, { file: '2026-02-02.ts', recap: undeclared }]).join('\n')).toMatch(/203 days after the previous week \(2025-07-14\).*declare daysAfterPrevious: 203/);
   });
 
   it('refuses a date that is not a date, and an existing week', async () => {

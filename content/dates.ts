@@ -40,10 +40,23 @@ export function daysBetween(earlierIso: string, laterIso: string): number {
   return Math.round((parseIsoDate(laterIso).getTime() - parseIsoDate(earlierIso).getTime()) / DAY_MS);
 }
 
-/** `2025-07-14` → `/weekly-recap-july-14`: the route the seed gives every week. */
+/**
+ * The year whose weeks have no year in their address: the seed published 2025's weeks as
+ * `/weekly-recap-{month}-{day}`, and those addresses are links people already hold.
+ */
+export const UNSUFFIXED_YEAR = 2025;
+
+/**
+ * The route of a week, the one rule every address of a recap comes from (new-recap, validation,
+ * pages, previous/next links, sitemap, feed, share cards, e-mail): `2025-07-14` →
+ * `/weekly-recap-july-14` (2025, the seed's routes); `2026-02-02` → `/weekly-recap-february-2-2026`
+ * (every other year carries it, so a week never collides with the same day of another year).
+ */
 export function recapPathFor(iso: string): string {
   const date = parseIsoDate(iso);
-  return `/weekly-recap-${MONTHS[date.getUTCMonth()]}-${date.getUTCDate()}`;
+  const year = date.getUTCFullYear();
+  const base = `/weekly-recap-${MONTHS[date.getUTCMonth()]}-${date.getUTCDate()}`;
+  return year === UNSUFFIXED_YEAR ? base : `${base}-${year}`;
 }
 
 /** `2025-07-14` → `July 14, 2025`, the form used in 'Week of {date}' and page titles. */

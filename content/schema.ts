@@ -52,8 +52,14 @@ export const recapSchema = z
   .strictObject({
     /** Start of the week the recap covers, `YYYY-MM-DD`. */
     date: z.string().refine(isIsoDate, 'date must be a real date in YYYY-MM-DD form'),
-    /** Route of the page, `/weekly-recap-{month}-{day}`, derived from the date. */
+    /** Route of the page, derived from the date by recapPathFor (dates.ts): `/weekly-recap-{month}-{day}`, with `-{year}` from 2026 on. */
     path: z.string(),
+    /**
+     * Days since the previous week when it is not the usual 7 (weeks were skipped). Declared in the
+     * week's own file, so a gap of any length is written where it happens, by new-recap, without
+     * touching the rules.
+     */
+    daysAfterPrevious: z.int('daysAfterPrevious must be a whole number of days').min(1, 'daysAfterPrevious must be at least 1').optional(),
     /** The week's theme, shown under 'Week of {date}'. */
     headline: prose('headline'),
     /** The title on archive and home cards. */

@@ -48,10 +48,13 @@ export function validateRecaps(files: readonly RecapFile[]): ValidationResult {
     const earlier = oldestFirst[i - 1]!;
     const later = oldestFirst[i]!;
     const gap = daysBetween(earlier.recap.date, later.recap.date);
-    const expected = IRREGULAR_GAPS[later.recap.date] ?? 7;
+    const declared = later.recap.daysAfterPrevious;
+    const expected = declared ?? IRREGULAR_GAPS[later.recap.date] ?? 7;
     if (gap !== expected && gap !== 0) {
       errors.push(
-        `content/recaps/${later.file}: date: ${later.recap.date} is ${gap} days after the previous week (${earlier.recap.date}); weeks are ${expected} days apart`,
+        declared === undefined
+          ? `content/recaps/${later.file}: date: ${later.recap.date} is ${gap} days after the previous week (${earlier.recap.date}); weeks are ${expected} days apart (after skipped weeks, declare daysAfterPrevious: ${gap} in the file)`
+          : `content/recaps/${later.file}: daysAfterPrevious: the previous week is ${earlier.recap.date}, ${gap} days earlier, not ${declared}`,
       );
     }
   }

@@ -2,16 +2,19 @@
 // week after the newest one (or --date YYYY-MM-DD), with ten empty entries that fail validation
 // until they are filled in, and refreshes the registry that content/index.ts imports.
 //   npm run new-recap                      next week (newest + 7 days)
-//   npm run new-recap -- --date 2025-08-04 a given week (add any unusual gap to content/history.ts)
+//   npm run new-recap -- --date 2026-02-02 a given week (a gap other than 7 days is written into the file)
 //   npm run new-recap -- --registry-only   only refresh content/recaps/index.ts
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addDays, isIsoDate, recapPathFor } from '../content/dates.ts';
+import { addDays, daysBetween, isIsoDate, recapPathFor } from '../content/dates.ts';
 import { listWeekFiles, RECAPS_DIR, writeRegistry } from './recap-registry.ts';
 
-export function scaffoldRecap(date: string): string {
+/** `gap`: days since the newest existing week, written into the file when it is not the usual 7. */
+export function scaffoldRecap(date: string, gap?: number): string {
+  const gapLine =
+    gap !== undefined && gap !== 7 ? `  // ${gap} days after the previous week, not the usual 7: the weeks in between were skipped.\n  daysAfterPrevious: ${gap},\n` : '';
   const entry = (rank: number) => `    { rank: ${rank}, name: '', url: '', tagline: '', upvotes: 0, note: '' },`;
   return `import { defineRecap } from '../define.ts';
 
@@ -20,7 +23,7 @@ export function scaffoldRecap(date: string): string {
 export default defineRecap({
   date: '${date}',
   path: '${recapPathFor(date)}',
-  headline: '',
+${gapLine}  headline: '',
   title: '',
   intro: '',
   entries: [
@@ -39,7 +42,9 @@ export async function createNextRecap(options: { date?: string; dir?: string } =
   if (!date || !isIsoDate(date)) throw new Error(`Give the week's date as --date YYYY-MM-DD${options.date ? ` ("${options.date}" is not one)` : ''}.`);
   const file = join(dir, `${date}.ts`);
   if (existsSync(file)) throw new Error(`${file} already exists.`);
-  await writeFile(file, scaffoldRecap(date));
+  // A week after the newest one may follow a pause; one dated earlier fills a hole and needs no note.
+  const gap = newest && date > newest ? daysBetween(newest, date) : undefined;
+  await writeFile(file, scaffoldRecap(date, gap));
   await writeRegistry(dir);
   return { file, date };
 }
