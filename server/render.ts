@@ -7,6 +7,7 @@ import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:z
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { isbot } from 'isbot';
 import type { AppRender, RenderOptions } from '../client/entry-server.tsx';
+import { canonicalPageFor, rawPathOf } from './canonical-path.ts';
 import { dataScript, renderHead, splitTemplate } from './html.ts';
 
 export interface Renderer {
@@ -35,9 +36,9 @@ export interface PageServerOptions {
   onRenderError: (error: unknown) => void;
 }
 
-function toFetchRequest(req: ExpressRequest, siteUrl: string, signal: AbortSignal): Request {
-  return new Request(new URL(req.originalUrl, siteUrl), { method: 'GET', signal });
-}
+const NOT_FOUND_KEY = 'not-found';
+/** No page has this address; the one shared 404 page is rendered from it. */
+const NOT_FOUND_RENDER_PATH = '/404';
 
 function pickEncoding(req: ExpressRequest): 'br' | 'gzip' | null {
   const accepted = req.acceptsEncodings('br', 'gzip', 'identity');
@@ -47,10 +48,10 @@ function pickEncoding(req: ExpressRequest): 'br' | 'gzip' | null {
 export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError }: PageServerOptions) {
   const cache = new Map<string, Promise<CachedPage>>();
 
-  async function renderDocument(req: ExpressRequest, waitForAll: boolean, signal: AbortSignal) {
-    const url = new URL(req.originalUrl, siteUrl);
+  async function renderDocument(requestUrl: string, waitForAll: boolean, signal: AbortSignal) {
+    const url = new URL(requestUrl, siteUrl);
     const [result, template] = await Promise.all([
-      renderer.renderApp(toFetchRequest(req, siteUrl, signal), { waitForAll, onError: onRenderError }),
+      renderer.renderApp(new Request(url, { method: 'GET', signal }), { waitForAll, onError: onRenderError }),
       renderer.template(url.pathname),
     ]);
     const parts = splitTemplate(template);
@@ -62,8 +63,9 @@ export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError 
     };
   }
 
-  async function renderToCache(req: ExpressRequest): Promise<CachedPage> {
-    const { result, opening, closing } = await renderDocument(req, true, new AbortController().signal);
+  async function renderToCache(requestUrl: string, key: string): Promise<CachedPage> {
+    const { result, opening, closing } = await renderDocument(requestUrl, true, new AbortController().signal);
+    if (result.cacheKey !== key) throw new Error(`${requestUrl} rendered as "${result.cacheKey ?? 'uncacheable'}", not as the page "${key}" it is kept under`);
     const sink = new PassThrough();
     const chunks: Buffer[] = [];
     sink.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -103,7 +105,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError 
   async function streamPage(req: ExpressRequest, res: ExpressResponse) {
     const controller = new AbortController();
     const waitForAll = isbot(req.headers['user-agent'] ?? '');
-    const { result, opening, closing } = await renderDocument(req, waitForAll, controller.signal);
+    const { result, opening, closing } = await renderDocument(req.originalUrl, waitForAll, controller.signal);
     const timeout = setTimeout(() => result.abort(new Error('Render timed out')), RENDER_TIMEOUT_MS);
     res.status(result.status);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -122,16 +124,28 @@ export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError 
   }
 
   return async function servePage(req: ExpressRequest, res: ExpressResponse) {
+    const rawPath = rawPathOf(req.originalUrl);
+    const known = knownPaths.has(rawPath);
+    if (!known) {
+      const canonical = canonicalPageFor(rawPath, knownPaths);
+      if (canonical) {
+        res.redirect(301, canonical + req.originalUrl.slice(rawPath.length));
+        return;
+      }
+    }
     const url = new URL(req.originalUrl, siteUrl);
     const dynamic = url.searchParams.has('signup') || !renderer.cacheable;
     if (dynamic) {
       await streamPage(req, res);
       return;
     }
-    const key = knownPaths.has(url.pathname) ? url.pathname : 'not-found';
+    // Keyed by what is rendered, never by the raw path: a known page under its own path, and one
+    // 404 page for everything else, always rendered from the same address so no request can
+    // leave another page under the 404's key.
+    const key = known ? rawPath : NOT_FOUND_KEY;
     let page = cache.get(key);
     if (!page) {
-      page = renderToCache(req);
+      page = renderToCache(known ? req.originalUrl : NOT_FOUND_RENDER_PATH, key);
       cache.set(key, page);
       // A failed render is not remembered: the next request tries again.
       page.catch(() => cache.delete(key));
