@@ -1,7 +1,8 @@
 import { startTransition, StrictMode } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { createBrowserRouter, RouterProvider, type HydrationState } from 'react-router-dom';
-import { routes } from './routes.tsx';
+import { fetchedPageData } from './page-data.ts';
+import { createRoutes } from './routes.tsx';
 import './styles.css';
 
 // The app decides where each page starts (see Layout); the browser's own restoration would fight it.
@@ -13,7 +14,7 @@ const dataElement = document.getElementById('router-data');
 const root = document.getElementById('root');
 if (dataElement?.textContent && root) {
   const hydrationData = JSON.parse(dataElement.textContent) as HydrationState;
-  const router = createBrowserRouter(routes, { hydrationData });
+  const router = createBrowserRouter(createRoutes(fetchedPageData), { hydrationData });
   // As a transition, hydration yields to the browser every few milliseconds instead of holding
   // the main thread in one long task, so the page stays responsive while it becomes interactive.
   startTransition(() => {

@@ -4,10 +4,20 @@ import { StrictMode } from 'react';
 import { renderToPipeableStream } from 'react-dom/server';
 import { createStaticHandler, createStaticRouter, StaticRouterProvider } from 'react-router-dom';
 import type { Writable } from 'node:stream';
-import { headOf, type PageHead } from './head.ts';
-import { routes } from './routes.tsx';
+import { DYNAMIC_QUERY, headOf, type PageHead } from './head.ts';
+import type { PageDataSource } from '../content/page-data.ts';
+import { createRoutes } from './routes.tsx';
 
-const handler = createStaticHandler(routes);
+// One static handler per data source (in practice one per server), built on first use.
+const handlers = new WeakMap<PageDataSource, ReturnType<typeof createStaticHandler>>();
+function handlerFor(pageData: PageDataSource) {
+  let handler = handlers.get(pageData);
+  if (!handler) {
+    handler = createStaticHandler(createRoutes(pageData));
+    handlers.set(pageData, handler);
+  }
+  return handler;
+}
 
 export interface AppRender {
   status: number;
@@ -25,14 +35,16 @@ export interface RenderOptions {
   /** Wait for every suspense boundary before the first byte (crawlers, cached pages). */
   waitForAll: boolean;
   onError?: (error: unknown) => void;
+  /** Where the route loaders read the content (the server passes it, so this bundle holds no week). */
+  pageData: PageDataSource;
 }
 
 const FALLBACK_HEAD: PageHead = { title: 'Launched Weekly', description: '', indexable: false };
 
-// The only part of the URL that changes what a page shows: the no-JavaScript signup outcome.
-const DYNAMIC_QUERY = 'signup';
+
 
 export async function renderApp(request: Request, options: RenderOptions): Promise<AppRender> {
+  const handler = handlerFor(options.pageData);
   const context = await handler.query(request);
   if (context instanceof Response) {
     // No route redirects today; treat any Response as an error rather than a page.
@@ -45,8 +57,8 @@ export async function renderApp(request: Request, options: RenderOptions): Promi
   );
   const status = failed ? (context.statusCode >= 400 ? context.statusCode : 500) : (routeHead?.status ?? 200);
   const url = new URL(request.url);
-  const leafId = context.matches.at(-1)?.route.id ?? 'root';
-  const cacheKey = failed || url.searchParams.has(DYNAMIC_QUERY) ? null : leafId === 'not-found' ? 'not-found' : url.pathname;
+  // Every 404 is the same page (an unknown address, or a week that does not exist).
+  const cacheKey = failed || DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) ? null : status === 404 ? 'not-found' : url.pathname;
   const hydrationJson = failed
     ? null
     : JSON.stringify({ loaderData: context.loaderData, actionData: context.actionData, errors: null }).replace(/</g, '\\u003c');

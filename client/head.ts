@@ -34,8 +34,8 @@ export function shareImagePath(recapDate?: string): string {
 
 export interface RouteHandle {
   head: (data: unknown) => PageHead;
-  /** HTTP status the server answers with when this route is the deepest match. */
-  status?: number;
+  /** HTTP status the server answers with when this route is the deepest match (from its data, when a function). */
+  status?: number | ((data: unknown) => number);
 }
 
 /** Reads the deepest matched route's head; takes React Router's matches on either side. */
@@ -43,5 +43,12 @@ export function headOf(matches: readonly { handle: unknown; data: unknown }[]): 
   const leaf = matches.at(-1);
   const handle = leaf?.handle as RouteHandle | undefined;
   if (!leaf || !handle) return null;
-  return { head: handle.head(leaf.data), status: handle.status ?? 200 };
+  const status = typeof handle.status === 'function' ? handle.status(leaf.data) : handle.status;
+  return { head: handle.head(leaf.data), status: status ?? 200 };
 }
+
+/**
+ * The query parameters that change what a page shows, so a page with one is rendered per request
+ * rather than served from the page cache: the no-JavaScript signup outcome, the archive's search.
+ */
+export const DYNAMIC_QUERY = ['signup', 'q'] as const;

@@ -1,6 +1,7 @@
-// The route table, shared by the server (static handler) and the browser (data router). The 24
-// recap routes are listed one by one from the content, as the seed's route table has them: no
-// parameters, and an unknown path falls through to the 404 page.
+// The route table, shared by the server (static handler) and the browser (data router). Pages get
+// their data from loaders, through a PageDataSource: the content itself on the server, JSON
+// requests in the browser. So the table, and the bundle, are the same size for 24 weeks or 520:
+// one route takes every `/weekly-recap-…` address and its loader says whether that week exists.
 import type { RouteObject } from 'react-router-dom';
 import { formatWeekDate } from '../content/dates.ts';
 import { LAUNCH_PLATFORM, site } from '../content/site.ts';
@@ -11,8 +12,8 @@ import { ArchivePage } from './pages/ArchivePage.tsx';
 import { ErrorPage } from './pages/ErrorPage.tsx';
 import { HomePage } from './pages/HomePage.tsx';
 import { NotFoundPage } from './pages/NotFoundPage.tsx';
-import { RecapPage } from './pages/RecapPage.tsx';
-import { loadRecapPage, recapSummaries, type RecapPageData } from './recap-data.ts';
+import type { ArchiveData, PageDataSource, RecapPageData } from '../content/page-data.ts';
+import { RecapRoute } from './pages/RecapRoute.tsx';
 
 const page = (head: PageHead, status?: number): RouteHandle => ({ head: () => head, status });
 
@@ -32,8 +33,12 @@ const organization = (siteUrl: string): JsonLd => ({
 
 const websiteRef = (siteUrl: string): JsonLd => ({ '@type': 'WebSite', '@id': `${siteUrl}/#website`, url: `${siteUrl}/`, name: site.name });
 
+const notFoundHead: PageHead = { title: `Page not found | ${site.name}`, description: site.notFound.text, indexable: false };
+
 const recapHandle: RouteHandle = {
+  status: (data) => (data ? 200 : 404),
   head: (data) => {
+    if (!data) return notFoundHead;
     const { recap } = data as RecapPageData;
     const week = formatWeekDate(recap.date);
     const top = recap.entries.slice(0, 3);
@@ -83,82 +88,99 @@ const recapHandle: RouteHandle = {
   },
 };
 
-const archiveDescription = `Every weekly Top 10 from ${site.name}, newest first: ${recapSummaries.length} weeks of the most upvoted launches on Launched by Lovable.`;
+const archiveDescription = (total: number) => `Every weekly Top 10 from ${site.name}, newest first: ${total} weeks of the most upvoted launches on Launched by Lovable.`;
 
-export const routes: RouteObject[] = [
-  {
-    id: 'root',
-    path: '/',
-    Component: Layout,
-    ErrorBoundary: ErrorPage,
-    children: [
-      {
-        id: 'home',
-        index: true,
-        Component: HomePage,
-        handle: page({
-          title: `${site.name}: Lovable's most upvoted launches, every Monday`,
-          description: site.description,
-          indexable: true,
-          jsonLd: (siteUrl) => [
-            { '@context': SCHEMA, ...websiteRef(siteUrl), description: site.description, inLanguage: 'en', publisher: organization(siteUrl) },
-            { '@context': SCHEMA, ...organization(siteUrl) },
-          ],
-        }),
-      },
-      {
-        id: 'archive',
-        path: 'archive',
-        Component: ArchivePage,
-        handle: page({
-          title: `${site.archive.heading} | ${site.name}`,
-          description: archiveDescription,
-          indexable: true,
-          jsonLd: (siteUrl) => [
-            {
-              '@context': SCHEMA,
-              '@type': 'CollectionPage',
-              name: site.archive.heading,
-              description: archiveDescription,
-              url: `${siteUrl}/archive`,
-              isPartOf: websiteRef(siteUrl),
-              mainEntity: {
-                '@type': 'ItemList',
-                numberOfItems: recapSummaries.length,
-                itemListElement: recapSummaries.map((summary, index) => ({ '@type': 'ListItem', position: index + 1, name: summary.headline, url: siteUrl + summary.path })),
-              },
-            },
-          ],
-        }),
-      },
-      {
-        id: 'about',
-        path: 'about',
-        Component: AboutPage,
-        handle: page({
-          title: `About | ${site.name}`,
-          description: `Who writes ${site.name}, why, and how to get in touch.`,
-          indexable: true,
-          jsonLd: (siteUrl) => [
-            { '@context': SCHEMA, '@type': 'AboutPage', name: site.about.heading, url: `${siteUrl}/about`, isPartOf: websiteRef(siteUrl), mainEntity: organization(siteUrl) },
-          ],
-        }),
-      },
-      ...recapSummaries.map(
-        (summary): RouteObject => ({
-          id: `recap-${summary.date}`,
-          path: summary.path.slice(1),
-          loader: () => loadRecapPage(summary.path),
-          Component: RecapPage,
-          handle: recapHandle,
-        }),
-      ),
-      {
-        id: 'not-found',
-        path: '*',
-        Component: NotFoundPage,
-        handle: page({ title: `Page not found | ${site.name}`, description: site.notFound.text, indexable: false }, 404),
-      },
-    ],
+const archiveHandle: RouteHandle = {
+  status: (data) => ((data as ArchiveData).search?.status === 'too-long' ? 400 : 200),
+  head: (data) => {
+    const { total, years, search } = data as ArchiveData;
+    const description = archiveDescription(total);
+    // A page of search results is for the reader who asked, not for search engines.
+    if (search) return { title: `Search: ${search.query.slice(0, 60)} | ${site.archive.heading} | ${site.name}`, description, indexable: false };
+    const weeks = years.flatMap((year) => year.weeks);
+    return {
+      title: `${site.archive.heading} | ${site.name}`,
+      description,
+      indexable: true,
+      jsonLd: (siteUrl) => [
+        {
+          '@context': SCHEMA,
+          '@type': 'CollectionPage',
+          name: site.archive.heading,
+          description,
+          url: `${siteUrl}/archive`,
+          isPartOf: websiteRef(siteUrl),
+          mainEntity: {
+            '@type': 'ItemList',
+            numberOfItems: weeks.length,
+            itemListElement: weeks.map((summary, index) => ({ '@type': 'ListItem', position: index + 1, name: summary.headline, url: siteUrl + summary.path })),
+          },
+        },
+      ],
+    };
   },
-];
+};
+
+/** Only addresses of this shape can be weeks; others are answered 404 without asking for data. */
+const RECAP_SLUG = /^weekly-recap-[a-z]+-\d{1,2}(?:-\d{4})?$/;
+
+export function createRoutes(data: PageDataSource): RouteObject[] {
+  return [
+    {
+      id: 'root',
+      path: '/',
+      Component: Layout,
+      ErrorBoundary: ErrorPage,
+      children: [
+        {
+          id: 'home',
+          index: true,
+          loader: () => data.home(),
+          Component: HomePage,
+          handle: page({
+            title: `${site.name}: Lovable's most upvoted launches, every Monday`,
+            description: site.description,
+            indexable: true,
+            jsonLd: (siteUrl) => [
+              { '@context': SCHEMA, ...websiteRef(siteUrl), description: site.description, inLanguage: 'en', publisher: organization(siteUrl) },
+              { '@context': SCHEMA, ...organization(siteUrl) },
+            ],
+          }),
+        },
+        {
+          id: 'archive',
+          path: 'archive',
+          loader: ({ request }) => data.archive(new URL(request.url).searchParams.get('q')),
+          Component: ArchivePage,
+          handle: archiveHandle,
+        },
+        {
+          id: 'about',
+          path: 'about',
+          Component: AboutPage,
+          handle: page({
+            title: `About | ${site.name}`,
+            description: `Who writes ${site.name}, why, and how to get in touch.`,
+            indexable: true,
+            jsonLd: (siteUrl) => [
+              { '@context': SCHEMA, '@type': 'AboutPage', name: site.about.heading, url: `${siteUrl}/about`, isPartOf: websiteRef(siteUrl), mainEntity: organization(siteUrl) },
+            ],
+          }),
+        },
+        {
+          id: 'recap',
+          path: ':slug',
+          loader: ({ params }) => (params.slug && RECAP_SLUG.test(params.slug) ? data.recap(`/${params.slug}`) : null),
+          Component: RecapRoute,
+          handle: recapHandle,
+        },
+        {
+          id: 'not-found',
+          path: '*',
+          Component: NotFoundPage,
+          handle: page(notFoundHead, 404),
+        },
+      ],
+    },
+  ];
+}

@@ -2,6 +2,7 @@
 // lookups the pages, feeds, e-mails and job need. Importing this module with an invalid recap
 // throws, so neither the build nor the server can start on broken content.
 import { recapFiles } from './recaps/index.ts';
+import { LATEST_COUNT, summarize } from './page-data.ts';
 import type { Recap, RecapSummary } from './schema.ts';
 import { validateRecaps } from './validate.ts';
 
@@ -21,12 +22,7 @@ function loadRecaps(): readonly Recap[] {
 /** Every recap, newest first. */
 export const recaps: readonly Recap[] = loadRecaps();
 
-/** How many recaps the home page shows (seed §9). */
-export const LATEST_COUNT = 3;
-
-export function summarize(recap: Recap): RecapSummary {
-  return { date: recap.date, path: recap.path, title: recap.title, headline: recap.headline };
-}
+export { LATEST_COUNT, summarize };
 
 /** Card data for every recap, newest first. */
 export const recapSummaries: readonly RecapSummary[] = recaps.map(summarize);

@@ -6,13 +6,15 @@ import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
-import { recapSummaries } from '../content/index.ts';
+import { recaps, recapSummaries } from '../content/index.ts';
+import { createPageData } from '../content/page-data.ts';
 import { RATE_LIMITED_MESSAGE } from '../client/signup-outcome.ts';
 import type { Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { createPageServer, type Renderer } from './render.ts';
 import { feedsRouter } from './routes/feeds.ts';
+import { pageDataRouter } from './routes/page-data.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
@@ -138,6 +140,8 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
   app.use(feedsRouter({ siteUrl: config.siteUrl }));
+  const { source: pageData } = createPageData(recaps);
+  app.use(pageDataRouter(pageData));
 
   if (assets.kind === 'static') {
     app.use(
@@ -172,6 +176,7 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
     renderer,
     siteUrl: config.siteUrl,
     knownPaths,
+    pageData,
     onRenderError: (error) => logger.error({ err: error }, 'page render failed'),
   });
   app.get('/{*path}', async (req, res, next) => {

@@ -47,9 +47,15 @@ export function recapFeedHtml(recap: Recap, siteUrl: string): string {
   ].join('\n');
 }
 
-/** RSS 2.0 with an Atom self link: one item per recap, newest first, full text in content:encoded. */
+/**
+ * How many weeks the feed carries: readers poll it for what is new, and each item is a week's full
+ * text, so ten years of weeks would make every poll download megabytes. The sitemap lists them all.
+ */
+export const FEED_ITEM_COUNT = 20;
+
+/** RSS 2.0 with an Atom self link: one item per recap for the newest 20, newest first, full text in content:encoded. */
 export function buildRssFeed(recaps: readonly Recap[], siteUrl: string): string {
-  const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date));
+  const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).slice(0, FEED_ITEM_COUNT);
   const feed = new Feed({
     title: site.name,
     description: site.description,

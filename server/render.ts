@@ -7,6 +7,8 @@ import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:z
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { isbot } from 'isbot';
 import type { AppRender, RenderOptions } from '../client/entry-server.tsx';
+import { DYNAMIC_QUERY } from '../client/head.ts';
+import type { PageDataSource } from '../content/page-data.ts';
 import { canonicalPageFor, rawPathOf } from './canonical-path.ts';
 import { dataScript, renderHead, splitTemplate } from './html.ts';
 
@@ -33,6 +35,8 @@ export interface PageServerOptions {
   siteUrl: string;
   /** Paths of real pages; everything else shares one cached 404 page. */
   knownPaths: ReadonlySet<string>;
+  /** The route loaders' data, read from the content. */
+  pageData: PageDataSource;
   onRenderError: (error: unknown) => void;
 }
 
@@ -45,13 +49,13 @@ function pickEncoding(req: ExpressRequest): 'br' | 'gzip' | null {
   return accepted === 'br' || accepted === 'gzip' ? accepted : null;
 }
 
-export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError }: PageServerOptions) {
+export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError }: PageServerOptions) {
   const cache = new Map<string, Promise<CachedPage>>();
 
   async function renderDocument(requestUrl: string, waitForAll: boolean, signal: AbortSignal) {
     const url = new URL(requestUrl, siteUrl);
     const [result, template] = await Promise.all([
-      renderer.renderApp(new Request(url, { method: 'GET', signal }), { waitForAll, onError: onRenderError }),
+      renderer.renderApp(new Request(url, { method: 'GET', signal }), { waitForAll, onError: onRenderError, pageData }),
       renderer.template(url.pathname),
     ]);
     const parts = splitTemplate(template);
@@ -134,7 +138,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, onRenderError 
       }
     }
     const url = new URL(req.originalUrl, siteUrl);
-    const dynamic = url.searchParams.has('signup') || !renderer.cacheable;
+    const dynamic = DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) || !renderer.cacheable;
     if (dynamic) {
       await streamPage(req, res);
       return;

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect } from 'react';
+import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Outlet, useLocation, useMatches } from 'react-router-dom';
 import { headOf } from '../head.ts';
 import { ARCHIVE_PATH, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
@@ -9,10 +9,23 @@ import { TopBar } from './TopBar.tsx';
 /** Archive restores its saved position; a link to an anchor goes there; every other page starts at the top. */
 function useScrollPolicy() {
   const location = useLocation();
+  const previousPath = useRef<string | null>(null);
 
   useLayoutEffect(() => {
+    const cameFrom = previousPath.current;
+    previousPath.current = location.pathname;
     if (location.pathname === ARCHIVE_PATH) {
-      window.scrollTo(0, savedArchiveScroll());
+      // Arriving at the archive: where the reader left it (or the year a link names, if the tab
+      // has no position yet). On the archive: a year from the jump list goes to that year; a new
+      // search (only the query changed) leaves the page where it is.
+      const year = () => document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'start' });
+      if (cameFrom === ARCHIVE_PATH) {
+        if (location.hash) year();
+      } else {
+        const saved = savedArchiveScroll();
+        if (saved === 0 && location.hash) year();
+        else window.scrollTo(0, saved);
+      }
     } else if (location.hash) {
       document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'center' });
     } else {

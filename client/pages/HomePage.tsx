@@ -1,15 +1,13 @@
-import { Link } from 'react-router-dom';
+import { Link, useLoaderData } from 'react-router-dom';
+import type { HomeData } from '../../content/page-data.ts';
 import { LAUNCH_PLATFORM, site, withCampaign } from '../../content/site.ts';
 import logoUrl from '../assets/launched-logo.svg';
 import { ExternalLink } from '../components/ExternalLink.tsx';
 import { RecapCard } from '../components/RecapCard.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
-import { recapSummaries } from '../recap-data.ts';
-
-const LATEST_COUNT = 3;
 
 export function HomePage() {
-  const latest = recapSummaries.slice(0, LATEST_COUNT);
+  const { latest } = useLoaderData() as HomeData;
   const { hero, home } = site;
   return (
     <div className="mx-auto max-w-5xl px-4">

@@ -4,7 +4,7 @@ import type { Recap, RecapEntry } from '../../content/schema.ts';
 import { LAUNCH_PLATFORM, site, withCampaign, type CampaignPlacement } from '../../content/site.ts';
 import { ExternalLink } from '../components/ExternalLink.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
-import type { RecapPageData } from '../recap-data.ts';
+import type { RecapPageData } from '../../content/page-data.ts';
 import { scrollToSignup } from '../scroll.ts';
 
 function Entry({ entry, recap, placement }: { entry: RecapEntry; recap: Recap; placement: CampaignPlacement }) {
