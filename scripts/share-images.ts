@@ -3,7 +3,13 @@
 // plus one for every other page, drawn from the content with satori and rasterised with resvg;
 // and the favicon set and web-app icons, rasterised from public/favicon.svg. Nothing is fetched:
 // the font comes from the installed @fontsource/inter package.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+//
+// A share card depends only on its week's text and on how cards are drawn, so each PNG is kept in
+// a cache (node_modules/.cache/launched-weekly/share-images, outside the repository) under a hash
+// of both: a build draws only the cards of weeks that are new or changed. With ten years of weeks
+// that is the difference between drawing 520 cards and drawing one.
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +24,9 @@ import { LAUNCH_PLATFORM, site } from '../content/site.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist/client');
+const cacheDir = join(root, 'node_modules/.cache/launched-weekly/share-images');
+/** Cached cards no build has used for this long are deleted (weeks removed, old drawings). */
+const CACHE_KEEP_DAYS = 30;
 const require = createRequire(import.meta.url);
 
 // The site's colours (client/styles.css).
@@ -161,26 +170,71 @@ async function writeIcons(faviconSvg: string): Promise<string[]> {
   return Object.keys(files);
 }
 
+/**
+ * Everything besides a card's own data that decides its pixels: this script, the site's texts,
+ * the logo, and the versions of the fonts and renderers.
+ */
+async function drawingVersion(faviconSvg: string): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of ['scripts/share-images.ts', 'content/site.ts', 'content/dates.ts', 'client/head.ts']) hash.update(await readFile(join(root, file)));
+  hash.update(faviconSvg);
+  for (const name of ['satori', '@resvg/resvg-js', '@fontsource/inter']) {
+    const manifest = JSON.parse(await readFile(require.resolve(`${name}/package.json`), 'utf8')) as { version: string };
+    hash.update(`${name}@${manifest.version}`);
+  }
+  return hash.digest('hex');
+}
+
+/** The week's fields a recap card shows. */
+const cardData = (recap: Recap) => ({ date: recap.date, headline: recap.headline, top: recap.entries.slice(0, 3).map(({ rank, name, upvotes }) => ({ rank, name, upvotes })) });
+
+async function pruneCache(): Promise<number> {
+  const cutoff = Date.now() - CACHE_KEEP_DAYS * 24 * 60 * 60 * 1000;
+  let removed = 0;
+  for (const name of await readdir(cacheDir)) {
+    const file = join(cacheDir, name);
+    if ((await stat(file)).mtimeMs < cutoff) {
+      await rm(file, { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
 async function main() {
   const started = performance.now();
   const faviconSvg = await readFile(join(root, 'public/favicon.svg'), 'utf8');
   const logoSrc = `data:image/svg+xml;base64,${Buffer.from(faviconSvg).toString('base64')}`;
-  const fonts = await loadFonts();
   await mkdir(join(outDir, 'share'), { recursive: true });
+  await mkdir(cacheDir, { recursive: true });
+  const version = await drawingVersion(faviconSvg);
 
-  const cards: { path: string; element: ReactNode }[] = [
-    { path: shareImagePath(), element: siteCard(logoSrc) },
-    ...recaps.map((recap) => ({ path: shareImagePath(recap.date), element: recapCard(recap, logoSrc) })),
+  const cards: { path: string; data: unknown; element: () => ReactNode }[] = [
+    { path: shareImagePath(), data: 'site', element: () => siteCard(logoSrc) },
+    ...recaps.map((recap) => ({ path: shareImagePath(recap.date), data: cardData(recap), element: () => recapCard(recap, logoSrc) })),
   ];
-  let largest = 0;
-  for (const { path, element } of cards) {
-    const png = await renderPng(element, fonts);
-    largest = Math.max(largest, png.length);
-    await writeFile(join(outDir, path), png);
+  let fonts: Font[] | undefined;
+  let drawn = 0;
+  for (const { path, data, element } of cards) {
+    const cached = join(cacheDir, `${createHash('sha256').update(version).update(JSON.stringify(data)).digest('hex').slice(0, 40)}.png`);
+    const hit = await stat(cached).then(() => true, () => false);
+    if (hit) {
+      // Touched on use, so pruning keeps what builds still need.
+      const now = new Date();
+      await utimes(cached, now, now);
+    } else {
+      fonts ??= await loadFonts();
+      await writeFile(cached, await renderPng(element(), fonts));
+      drawn++;
+    }
+    await copyFile(cached, join(outDir, path));
   }
+  const pruned = await pruneCache();
   const icons = await writeIcons(faviconSvg);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(`share-images: ${cards.length} share cards (largest ${Math.round(largest / 1024)} KB) and ${icons.length} icons in dist/client, ${seconds} s`);
+  console.log(
+    `share-images: ${cards.length} share cards (${drawn} drawn, ${cards.length - drawn} from the cache${pruned ? `, ${pruned} stale removed` : ''}) and ${icons.length} icons in dist/client, ${seconds} s`,
+  );
 }
 
 await main();
