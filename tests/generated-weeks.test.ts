@@ -1,0 +1,125 @@
+// Ten years of Mondays, scaled down for CI (issue 12): a temporary copy of the repository with a
+// few hundred synthetic weeks after the 24 real ones, built with Vite and served by the real
+// server. The bundle must hold no week's title or headline (its size must not grow with the
+// weeks), and every week from 2026 on must live at an address that carries its year, in every
+// place that links to it. The full 520-week figures are `npm run bench -- scale`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recaps } from '../content/index.ts';
+import { CLIENT_DIST } from '../server/renderer.ts';
+import { FIRST_SYNTHETIC_WEEK, makeScaledCopy, viteBuild, type ScaledCopy } from '../bench/support/scale-copy.ts';
+import { freePort } from './support/ports.ts';
+
+const TOTAL_WEEKS = 300;
+const SITE_URL = 'https://weekly.example';
+
+let copy: ScaledCopy;
+let server: ChildProcess;
+let dataDir: string;
+let base: string;
+
+beforeAll(async () => {
+  copy = await makeScaledCopy(TOTAL_WEEKS);
+  await viteBuild(copy);
+  dataDir = await mkdtemp(join(tmpdir(), 'generated-weeks-data-'));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: copy.root,
+    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let tries = 0; ; tries++) {
+    const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (tries > 600 || server.exitCode !== null) throw new Error('the server of the generated copy did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}, 240_000);
+
+afterAll(async () => {
+  server?.kill('SIGTERM');
+  await new Promise((resolve) => (server && server.exitCode === null ? server.once('exit', resolve) : resolve(null)));
+  await copy?.remove();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function bundleText(dist: string): Promise<{ all: string; entryGzip: number }> {
+  const assets = join(dist, 'assets');
+  const files = (await readdir(assets)).filter((file) => file.endsWith('.js'));
+  const texts = await Promise.all(files.map((file) => readFile(join(assets, file), 'utf8')));
+  const html = await readFile(join(dist, 'index.html'), 'utf8');
+  const entry = /data-entry="\/assets\/([^"]+)"/.exec(html)![1]!;
+  return { all: texts.join('\n'), entryGzip: gzipSync(await readFile(join(assets, entry)), { level: 9 }).length };
+}
+
+describe(`a copy with ${TOTAL_WEEKS} weeks`, () => {
+  it('ships no week’s title or headline in any script, and an entry script the size of the 24-week one', async () => {
+    const generated = await bundleText(join(copy.root, 'dist/client'));
+    const weeks = [...copy.synthetic, ...recaps];
+    expect(weeks).toHaveLength(TOTAL_WEEKS);
+    for (const week of weeks) {
+      expect(generated.all.includes(week.title), week.date).toBe(false);
+      expect(generated.all.includes(week.headline), week.date).toBe(false);
+    }
+    const own = await bundleText(CLIENT_DIST);
+    console.log(`[generated-weeks] entry script ${(generated.entryGzip / 1024).toFixed(1)} KB gzipped at ${TOTAL_WEEKS} weeks, ${(own.entryGzip / 1024).toFixed(1)} KB at 24`);
+    expect(Math.abs(generated.entryGzip - own.entryGzip)).toBeLessThanOrEqual(1024);
+  });
+
+  it('gives every week from 2026 on an address with its year, and 2025’s weeks the seed’s', () => {
+    for (const week of copy.synthetic) {
+      const [year] = week.date.split('-');
+      expect(week.path.endsWith(`-${year}`), week.date).toBe(true);
+    }
+    for (const recap of recaps) expect(recap.path).toMatch(/^\/weekly-recap-[a-z]+-\d{1,2}$/);
+    expect(copy.synthetic[0]).toMatchObject({ date: FIRST_SYNTHETIC_WEEK, path: '/weekly-recap-february-2-2026' });
+  });
+
+  it('serves 2026-02-02 at /weekly-recap-february-2-2026 with previous/next links, and lists it in the sitemap', async () => {
+    const response = await fetch(`${base}/weekly-recap-february-2-2026`);
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain(`<link rel="canonical" href="${SITE_URL}/weekly-recap-february-2-2026" />`);
+    expect(html).toContain(copy.synthetic[0]!.headline);
+    expect(html).toContain('href="/weekly-recap-july-14"');
+    expect(html).toContain('href="/weekly-recap-february-9-2026"');
+    // The 2025 week of the same day is still its own page.
+    expect((await fetch(`${base}/weekly-recap-february-2`)).status).toBe(200);
+    const data = (await (await fetch(`${base}/data/recaps/weekly-recap-february-2-2026.json`)).json()) as { previous: { path: string }; next: { path: string } };
+    expect([data.previous.path, data.next.path]).toEqual(['/weekly-recap-july-14', '/weekly-recap-february-9-2026']);
+
+    const sitemap = await (await fetch(`${base}/sitemap.xml`)).text();
+    expect(sitemap.match(/<loc>/g)).toHaveLength(TOTAL_WEEKS + 3);
+    expect(sitemap).toContain(`<loc>${SITE_URL}/weekly-recap-february-2-2026</loc>`);
+  });
+
+  it('keeps the newest 20 weeks in the feed, each at its year’s address', async () => {
+    const feed = await (await fetch(`${base}/rss.xml`)).text();
+    const links = [...feed.matchAll(/<link>([^<]+)<\/link>/g)].map((m) => m[1]).filter((link) => link !== `${SITE_URL}/`);
+    const newest = copy.synthetic.slice(-20).reverse();
+    expect(links).toEqual(newest.map((week) => `${SITE_URL}${week.path}`));
+  });
+
+  it('links the Monday e-mail of 2026-02-02 to its page', async () => {
+    // Its own data folder: the running server holds the embedded database of the other.
+    const digestData = join(dataDir, 'digest');
+    const { stdout } = await copy.node(['jobs/digest-cli.ts', '--recap', FIRST_SYNTHETIC_WEEK, '--to', 'reader@example.com'], {
+      DATA_DIR: digestData,
+      SITE_URL,
+      NODE_ENV: 'development',
+    });
+    expect(stdout).toContain('/weekly-recap-february-2-2026');
+    const outbox = join(digestData, 'outbox');
+    const files = (await readdir(outbox)).filter((file) => file.endsWith('.eml'));
+    expect(files).toHaveLength(1);
+    // Quoted-printable folds long lines with a trailing '=' and writes '=' as '=3D'.
+    const eml = (await readFile(join(outbox, files[0]!), 'utf8')).replace(/=\r?\n/g, '').replaceAll('=3D', '=');
+    expect(eml).toContain(`${SITE_URL}/weekly-recap-february-2-2026?utm_source=`);
+    expect(eml).not.toContain(`${SITE_URL}/weekly-recap-february-2?`);
+  });
+});
