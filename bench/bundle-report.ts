@@ -31,7 +31,11 @@ ${sizes
   .filter((s) => !/^\d{4}-\d{2}-\d{2}-/.test(s.file))
   .map((s) => `| ${s.file} | ${kb(s.raw)} | ${kb(s.gzip)} | ${firstVisit.includes(s) ? 'first visit' : 'on demand'} |`)
   .join('\n')}
-| ${weekChunks.length} week chunks | ${kb(weekChunks.reduce((n, s) => n + s.raw, 0) / weekChunks.length)} avg | ${kb(weekChunks.reduce((n, s) => n + s.gzip, 0) / weekChunks.length)} avg | on client-side navigation to that week |`,
+${
+  weekChunks.length > 0
+    ? `| ${weekChunks.length} week chunks | ${kb(weekChunks.reduce((n, s) => n + s.raw, 0) / weekChunks.length)} avg | ${kb(weekChunks.reduce((n, s) => n + s.gzip, 0) / weekChunks.length)} avg | on client-side navigation to that week |`
+    : '| (no week chunks: a week’s text arrives as route data, /data/recaps/<slug>.json) | | | |'
+}`,
   );
 }
 

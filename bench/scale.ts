@@ -1,0 +1,153 @@
+// Ten years of Mondays: the site's costs at 24 weeks (the real content) and at 520 (the real weeks
+// plus 496 synthetic ones from 2026-02-02 on), each in a temporary copy of the repository (never
+// in the repository itself; bench/support/scale-copy.ts).
+//   npm run bench -- scale            (SCALE_WEEKS=520 by default)
+// Records per size: build time (Vite client + server, share images), first-visit JS per page type,
+// archive HTML size, time from starting the server to its first answered page, and the server's
+// resident memory after serving each page type once.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { freePort } from '../tests/support/ports.ts';
+import { appendResults } from './support/results.ts';
+import { makeScaledCopy, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
+
+const STARTS = 3;
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+const gz = (data: string | Buffer) => gzipSync(data, { level: 9 }).length;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+interface Figures {
+  weeks: number;
+  viteMs: number;
+  images: { ms: number; line: string };
+  imagesAgain: { ms: number; line: string };
+  firstAnswerMs: number[];
+  rssMb: number;
+  pages: { type: string; path: string; jsGzip: number; htmlBytes: number; htmlGzip: number; status: number }[];
+  archiveJsonGzip: number;
+}
+
+async function shareImages(copy: ScaledCopy) {
+  const started = performance.now();
+  const { stdout } = await copy.node(['scripts/share-images.ts']);
+  return { ms: performance.now() - started, line: stdout.trim().replace(/^share-images: /, '') };
+}
+
+/** The entry module the page's deferred loader names, the modules it imports statically, and the loader. */
+async function firstVisitJs(dist: string, html: string): Promise<number> {
+  const seen = new Set<string>();
+  const visit = async (url: string) => {
+    if (seen.has(url)) return;
+    seen.add(url);
+    const code = await readFile(join(dist, url), 'utf8');
+    const dir = url.slice(0, url.lastIndexOf('/') + 1);
+    for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{}\s,]+from\s*)?["'](\.\/[^"']+\.js)["']/g)) await visit(dir + match[1]!.slice(2));
+  };
+  for (const match of html.matchAll(/data-entry="([^"]+)"/g)) await visit(match[1]!);
+  for (const match of html.matchAll(/<script(?![^>]*type="module")[^>]*\ssrc="([^"]+)"/g)) seen.add(match[1]!);
+  let total = 0;
+  for (const url of seen) total += gz(await readFile(join(dist, url)));
+  return total;
+}
+
+async function startServer(copy: ScaledCopy, dataDir: string) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: copy.root,
+    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL: base, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (;;) {
+    const ok = await fetch(`${base}/`).then((response) => response.status === 200, () => false);
+    if (ok) break;
+    if (child.exitCode !== null) throw new Error('the server of the copy exited');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const firstAnswerMs = performance.now() - started;
+  const stop = () => new Promise<void>((resolve) => (child.kill('SIGTERM'), child.once('exit', () => resolve())));
+  return { base, child, firstAnswerMs, stop };
+}
+
+async function residentMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+async function measure(weeks: number): Promise<Figures> {
+  console.error(`[scale] ${weeks} weeks: copying and generating…`);
+  const copy = await makeScaledCopy(weeks);
+  const dataRoot = await mkdtemp(join(tmpdir(), 'launched-weekly-scale-data-'));
+  try {
+    console.error(`[scale] ${weeks} weeks: building…`);
+    const viteMs = await viteBuild(copy);
+    const images = await shareImages(copy);
+    // The weekly case: one week's text changes (the newest), the rest come from the cache.
+    const newest = copy.synthetic.at(-1);
+    if (newest) {
+      const file = join(copy.root, 'content/recaps', `${newest.date}.ts`);
+      await writeFile(file, (await readFile(file, 'utf8')).replace(newest.headline, `${newest.headline}, Revised`));
+    }
+    const imagesAgain = await shareImages(copy);
+
+    const firstAnswerMs: number[] = [];
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
+    for (let i = 0; i < STARTS; i++) {
+      await server?.stop();
+      console.error(`[scale] ${weeks} weeks: server start ${i + 1}/${STARTS}…`);
+      server = await startServer(copy, join(dataRoot, String(i)));
+      firstAnswerMs.push(server.firstAnswerMs);
+    }
+    const dist = join(copy.root, 'dist/client');
+    const recapPath = newest?.path ?? '/weekly-recap-july-14';
+    const pages: Figures['pages'] = [];
+    for (const [type, path] of [['home', '/'], ['archive', '/archive'], ['about', '/about'], ['recap', recapPath], ['404', '/no-such-page']] as const) {
+      const response = await fetch(server!.base + path, { headers: { 'Accept-Encoding': 'identity' } });
+      const html = await response.text();
+      pages.push({ type, path, status: response.status, jsGzip: await firstVisitJs(dist, html), htmlBytes: Buffer.byteLength(html), htmlGzip: gz(html) });
+    }
+    const archiveJson = await (await fetch(`${server!.base}/data/archive.json`)).text();
+    const rssMb = await residentMb(server!.child.pid!);
+    await server!.stop();
+    return { weeks, viteMs, images, imagesAgain, firstAnswerMs, rssMb, pages, archiveJsonGzip: gz(archiveJson) };
+  } finally {
+    await copy.remove();
+    await rm(dataRoot, { recursive: true, force: true });
+  }
+}
+
+export async function runScaleBench(): Promise<void> {
+  const large = Number(process.env.SCALE_WEEKS ?? 520);
+  const small = await measure(24);
+  const big = await measure(large);
+  const rows = small.pages.map((page, index) => {
+    const other = big.pages[index]!;
+    return `| ${page.type} (${other.path}) | ${kb(page.jsGzip)} | ${kb(other.jsGzip)} | ${other.jsGzip - page.jsGzip} B | ${kb(page.htmlBytes)} / ${kb(page.htmlGzip)} | ${kb(other.htmlBytes)} / ${kb(other.htmlGzip)} |`;
+  });
+  const s = (ms: number) => (ms / 1000).toFixed(2);
+  await appendResults(
+    `Scale: 24 weeks and ${large} weeks`,
+    `npm run bench -- scale   (SCALE_WEEKS=${large})`,
+    `Each size in its own temporary copy of the repository (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), on a machine shared with other helpers' test runs while measuring (timings carry that noise; sizes do not).
+
+| first visit | JS gzip KB, 24 weeks | JS gzip KB, ${large} weeks | difference | HTML KB raw / gzip, 24 | HTML KB raw / gzip, ${large} |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+
+| | 24 weeks | ${large} weeks | goal |
+|---|---|---|---|
+| Vite build (client + server) | ${s(small.viteMs)} s | ${s(big.viteMs)} s | |
+| share images, first build | ${s(small.images.ms)} s (${small.images.line}) | ${s(big.images.ms)} s (${big.images.line}) | |
+| share images, one week changed | ${s(small.imagesAgain.ms)} s (${small.imagesAgain.line}) | ${s(big.imagesAgain.ms)} s (${big.imagesAgain.line}) | |
+| build with one week changed (Vite + images) | ${s(small.viteMs + small.imagesAgain.ms)} s | ${s(big.viteMs + big.imagesAgain.ms)} s | < 30 s |
+| start to first answered page (median of ${STARTS}: ${small.firstAnswerMs.map(s).join(', ')} / ${big.firstAnswerMs.map(s).join(', ')}) | ${s(median(small.firstAnswerMs))} s | ${s(median(big.firstAnswerMs))} s | +${s(median(big.firstAnswerMs) - median(small.firstAnswerMs))} s (≤ +0.5 s) |
+| server RSS after one request per page type | ${small.rssMb.toFixed(0)} MB | ${big.rssMb.toFixed(0)} MB | +${(big.rssMb - small.rssMb).toFixed(0)} MB (≤ +20 MB) |
+| /data/archive.json (client-side navigation), gzip | ${kb(small.archiveJsonGzip)} KB | ${kb(big.archiveJsonGzip)} KB | |`,
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runScaleBench();
