@@ -5,14 +5,17 @@
 // Records per size: build time (Vite client + server, share images), first-visit JS per page type,
 // archive HTML size, time from starting the server to its first answered page, and the server's
 // resident memory after serving each page type once.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { freePort } from '../tests/support/ports.ts';
 import { appendResults } from './support/results.ts';
-import { makeScaledCopy, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
+import { makeScaledCopy, REPO_ROOT, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
+
+const run = promisify(execFile);
 
 const STARTS = 3;
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
@@ -28,6 +31,38 @@ interface Figures {
   rssMb: number;
   pages: { type: string; path: string; jsGzip: number; htmlBytes: number; htmlGzip: number; status: number }[];
   archiveJsonGzip: number;
+  contentLoad: { tsx: Load; bundled: Load };
+}
+
+/** Loading and validating the content in a fresh process: milliseconds, and resident MB after a full GC. */
+interface Load {
+  ms: number;
+  rssMb: number;
+}
+
+const LOAD_PROBE = "const t = performance.now(); await import(process.argv[1]); const ms = performance.now() - t; globalThis.gc(); console.log(JSON.stringify({ ms, rssMb: process.memoryUsage().rss / 1048576 }))";
+
+/**
+ * Where the start-up time goes as weeks are added: content/index.ts imports one module per week.
+ * Under tsx (how `npm start` runs the server today) each is transformed and linked on its own;
+ * bundled into one module (what a compiled server does), they are one file to parse.
+ */
+async function measureContentLoad(copy: ScaledCopy): Promise<{ tsx: Load; bundled: Load }> {
+  const esbuild = join(REPO_ROOT, 'node_modules', '.bin', 'esbuild');
+  const bundle = join(copy.root, 'dist', 'content-probe.mjs');
+  await run(esbuild, ['content/index.ts', '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${bundle}`, '--log-level=warning'], { cwd: copy.root });
+  const probe = async (args: string[]) => {
+    const runs: Load[] = [];
+    for (let i = 0; i < STARTS; i++) {
+      const { stdout } = await run(process.execPath, ['--expose-gc', ...args], { cwd: copy.root });
+      runs.push(JSON.parse(stdout.trim().split('\n').at(-1)!) as Load);
+    }
+    return { ms: median(runs.map((r) => r.ms)), rssMb: median(runs.map((r) => r.rssMb)) };
+  };
+  return {
+    tsx: await probe(['--import', 'tsx', '--input-type=module', '-e', LOAD_PROBE, join(copy.root, 'content/index.ts')]),
+    bundled: await probe(['--input-type=module', '-e', LOAD_PROBE, bundle]),
+  };
 }
 
 async function shareImages(copy: ScaledCopy) {
@@ -94,26 +129,31 @@ async function measure(weeks: number): Promise<Figures> {
     }
     const imagesAgain = await shareImages(copy);
 
+    // One data folder for every start, created by a first start that is not counted: the
+    // embedded database's one-time creation is not what grows with the weeks, and a deployed
+    // server restarts onto an existing database. The first start also fills tsx's transform cache.
+    console.error(`[scale] ${weeks} weeks: warm-up start…`);
+    let server = await startServer(copy, dataRoot);
     const firstAnswerMs: number[] = [];
-    let server: Awaited<ReturnType<typeof startServer>> | undefined;
     for (let i = 0; i < STARTS; i++) {
-      await server?.stop();
+      await server.stop();
       console.error(`[scale] ${weeks} weeks: server start ${i + 1}/${STARTS}…`);
-      server = await startServer(copy, join(dataRoot, String(i)));
+      server = await startServer(copy, dataRoot);
       firstAnswerMs.push(server.firstAnswerMs);
     }
+    const contentLoad = await measureContentLoad(copy);
     const dist = join(copy.root, 'dist/client');
     const recapPath = newest?.path ?? '/weekly-recap-july-14';
     const pages: Figures['pages'] = [];
     for (const [type, path] of [['home', '/'], ['archive', '/archive'], ['about', '/about'], ['recap', recapPath], ['404', '/no-such-page']] as const) {
-      const response = await fetch(server!.base + path, { headers: { 'Accept-Encoding': 'identity' } });
+      const response = await fetch(server.base + path, { headers: { 'Accept-Encoding': 'identity' } });
       const html = await response.text();
       pages.push({ type, path, status: response.status, jsGzip: await firstVisitJs(dist, html), htmlBytes: Buffer.byteLength(html), htmlGzip: gz(html) });
     }
-    const archiveJson = await (await fetch(`${server!.base}/data/archive.json`)).text();
-    const rssMb = await residentMb(server!.child.pid!);
-    await server!.stop();
-    return { weeks, viteMs, images, imagesAgain, firstAnswerMs, rssMb, pages, archiveJsonGzip: gz(archiveJson) };
+    const archiveJson = await (await fetch(`${server.base}/data/archive.json`)).text();
+    const rssMb = await residentMb(server.child.pid!);
+    await server.stop();
+    return { weeks, viteMs, images, imagesAgain, firstAnswerMs, rssMb, pages, archiveJsonGzip: gz(archiveJson), contentLoad };
   } finally {
     await copy.remove();
     await rm(dataRoot, { recursive: true, force: true });
@@ -144,8 +184,10 @@ ${rows.join('\n')}
 | share images, first build | ${s(small.images.ms)} s (${small.images.line}) | ${s(big.images.ms)} s (${big.images.line}) | |
 | share images, one week changed | ${s(small.imagesAgain.ms)} s (${small.imagesAgain.line}) | ${s(big.imagesAgain.ms)} s (${big.imagesAgain.line}) | |
 | build with one week changed (Vite + images) | ${s(small.viteMs + small.imagesAgain.ms)} s | ${s(big.viteMs + big.imagesAgain.ms)} s | < 30 s |
-| start to first answered page (median of ${STARTS}: ${small.firstAnswerMs.map(s).join(', ')} / ${big.firstAnswerMs.map(s).join(', ')}) | ${s(median(small.firstAnswerMs))} s | ${s(median(big.firstAnswerMs))} s | +${s(median(big.firstAnswerMs) - median(small.firstAnswerMs))} s (≤ +0.5 s) |
+| start to first answered page, existing database (median of ${STARTS}: ${small.firstAnswerMs.map(s).join(', ')} / ${big.firstAnswerMs.map(s).join(', ')}) | ${s(median(small.firstAnswerMs))} s | ${s(median(big.firstAnswerMs))} s | +${s(median(big.firstAnswerMs) - median(small.firstAnswerMs))} s (≤ +0.5 s) |
 | server RSS after one request per page type | ${small.rssMb.toFixed(0)} MB | ${big.rssMb.toFixed(0)} MB | +${(big.rssMb - small.rssMb).toFixed(0)} MB (≤ +20 MB) |
+| content load in a fresh process, under tsx (median of ${STARTS}) | ${s(small.contentLoad.tsx.ms)} s, ${small.contentLoad.tsx.rssMb.toFixed(0)} MB | ${s(big.contentLoad.tsx.ms)} s, ${big.contentLoad.tsx.rssMb.toFixed(0)} MB | |
+| content load in a fresh process, bundled into one module | ${s(small.contentLoad.bundled.ms)} s, ${small.contentLoad.bundled.rssMb.toFixed(0)} MB | ${s(big.contentLoad.bundled.ms)} s, ${big.contentLoad.bundled.rssMb.toFixed(0)} MB | |
 | /data/archive.json (client-side navigation), gzip | ${kb(small.archiveJsonGzip)} KB | ${kb(big.archiveJsonGzip)} KB | |`,
   );
 }

@@ -1,6 +1,10 @@
 // The cost of a first visit, measured on the production build: every script and stylesheet a page
 // loads before it is interactive (its <script>/<link> tags and the static imports they pull in).
-// Budget (issue 7): at most 120 KB of gzipped JavaScript and 15 KB of gzipped CSS on any page.
+// Budget: at most 110 KB of gzipped JavaScript and 15 KB of gzipped CSS on any page. Issue 7 set
+// 120 KB; issue 12 asks for at most 110 KB at ten years of weeks, and since the bundle holds no
+// week (cards and text are route data), its size does not depend on the number of weeks:
+// tests/generated-weeks.test.ts checks that a 300-week build's entry is within 1 KB of this one.
+// At the time of writing a first visit loads 105.9 KB (entry module + the deferred loader).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -9,7 +13,7 @@ import { recaps } from '../content/index.ts';
 import { CLIENT_DIST } from '../server/renderer.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const JS_BUDGET = 120 * 1024;
+const JS_BUDGET = 110 * 1024;
 const CSS_BUDGET = 15 * 1024;
 
 let server: TestServer;
@@ -61,7 +65,7 @@ async function firstVisit(path: string) {
 const PAGES = ['/', '/archive', '/about', ...recaps.map((r) => r.path), '/no-such-page'];
 
 describe('first-visit budget on the production build', () => {
-  it('every page loads at most 120 KB of gzipped JS and 15 KB of gzipped CSS', async () => {
+  it('every page loads at most 110 KB of gzipped JS and 15 KB of gzipped CSS', async () => {
     const rows: string[] = [];
     for (const path of PAGES) {
       const visit = await firstVisit(path);
@@ -74,11 +78,14 @@ describe('first-visit budget on the production build', () => {
     console.log(`[budget] ${rows[0]}; ${rows[3]}; (${rows.length} pages checked)`);
   });
 
-  it('ships no week’s text in the JavaScript of a first visit, and loads toasts only on use', async () => {
+  it('ships no week’s text, title or headline in the JavaScript of a first visit, and loads toasts only on use', async () => {
     const visit = await firstVisit('/weekly-recap-july-14');
     for (const recap of recaps) {
       expect(visit.jsText.includes(recap.entries[0]!.note), recap.date).toBe(false);
       expect(visit.jsText.includes(recap.intro), recap.date).toBe(false);
+      // Nor the cards: home and archive get them as route data.
+      expect(visit.jsText.includes(recap.title), recap.date).toBe(false);
+      expect(visit.jsText.includes(recap.headline), recap.date).toBe(false);
     }
     // sonner's toaster markup lives in its own chunk, fetched when the first toast is shown.
     expect(visit.jsText).not.toContain('data-sonner-toaster');
