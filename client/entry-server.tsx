@@ -41,8 +41,6 @@ export interface RenderOptions {
 
 const FALLBACK_HEAD: PageHead = { title: 'Launched Weekly', description: '', indexable: false };
 
-
-
 export async function renderApp(request: Request, options: RenderOptions): Promise<AppRender> {
   const handler = handlerFor(options.pageData);
   const context = await handler.query(request);
