@@ -11,8 +11,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
-# Then only what runs in production stays: tsx is a production dependency, vite and the test tools are not.
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The build compiles the server and its CLIs to JavaScript (dist/bin); then only what runs in
+# production stays: no TypeScript loader, no build or test tools. --omit=optional too: npm keeps
+# a devDependency that a production one names as an optional peer (resend → @react-email/render,
+# which brings prettier), though the compiled server has it bundled and never loads it.
+RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 # tini as PID 1: forwards SIGTERM to node (which drains requests and closes the store) and reaps zombies.
@@ -31,4 +34,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--import", "tsx", "server/main.ts"]
+CMD ["node", "dist/bin/server.js"]

@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   signup: async () => (await import('./signup.ts')).runSignupBench(),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
+  runtime: async () => (await import('./runtime.ts')).runRuntimeBench(),
 };
 
 const requested = process.argv.slice(2);
