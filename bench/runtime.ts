@@ -46,7 +46,7 @@ const NODE_FLAGS = startFlags();
 
 // Loaded into the measured server only for the load run (never for the timed starts): answers
 // 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).
-const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='sample')return;globalThis.gc();const u=process.memoryUsage();process.send({heapUsed:u.heapUsed,external:u.external,arrayBuffers:u.arrayBuffers,rssAfterGc:u.rss})})`;
+const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='sample')return;globalThis.gc();const u=process.memoryUsage();process.send({heapUsed:u.heapUsed,heapTotal:u.heapTotal,external:u.external,arrayBuffers:u.arrayBuffers,rssAfterGc:u.rss})})`;
 // The digest job's own high-water mark, written as it exits.
 const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxRSS '+process.resourceUsage().maxRSS+'\\n'))`;
 
@@ -59,6 +59,8 @@ interface Sample {
   requests: number;
   rss: number;
   heapUsed: number;
+  /** V8 heap reserved (committed) after the collection. */
+  heapTotal: number;
   external: number;
   rssAfterGc: number;
   rps: number;
@@ -132,8 +134,8 @@ async function stopServer(child: ChildProcess): Promise<void> {
 function heapSample(child: ChildProcess): Promise<Omit<Sample, 'requests' | 'rss' | 'rps'>> {
   return new Promise((resolve) => {
     child.once('message', (message) => {
-      const m = message as { heapUsed: number; external: number; rssAfterGc: number };
-      resolve({ heapUsed: m.heapUsed / MiB, external: m.external / MiB, rssAfterGc: m.rssAfterGc / MiB });
+      const m = message as { heapUsed: number; heapTotal: number; external: number; rssAfterGc: number };
+      resolve({ heapUsed: m.heapUsed / MiB, heapTotal: m.heapTotal / MiB, external: m.external / MiB, rssAfterGc: m.rssAfterGc / MiB });
     });
     child.send('sample');
   });
@@ -200,7 +202,8 @@ async function measureTarget(target: Target): Promise<TargetResult> {
       const rss = await rssMiB(server.child.pid!);
       const sample = { requests: done, rss, rps: result.requests.total / seconds, ...(await heapSample(server.child)) };
       samples.push(sample);
-      console.error(`${target.name}: ${done} requests: RSS ${rss.toFixed(1)} MiB, heap after GC ${sample.heapUsed.toFixed(1)} MiB, external ${sample.external.toFixed(1)} MiB, RSS after GC ${sample.rssAfterGc.toFixed(1)} MiB (${sample.rps.toFixed(0)} req/s)`);
+      if (process.env.BENCH_RUNTIME_SMAPS) console.error(await readFile(`/proc/${server.child.pid}/smaps_rollup`, 'utf8'));
+      console.error(`${target.name}: ${done} requests: RSS ${rss.toFixed(1)} MiB, heap after GC ${sample.heapUsed.toFixed(1)} MiB of ${sample.heapTotal.toFixed(1)} MiB committed, external ${sample.external.toFixed(1)} MiB, RSS after GC ${sample.rssAfterGc.toFixed(1)} MiB (${sample.rps.toFixed(0)} req/s)`);
     }
   } finally {
     await stopServer(server.child);
@@ -305,7 +308,7 @@ export async function runRuntimeBench(): Promise<void> {
     });
     const detail = results
       .map(
-        (r) => `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / external after GC / RSS after GC, MiB; req/s): ${r.samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}. First start (creating the database): ${(r.firstStartMs / 1000).toFixed(2)} s.`,
+        (r) => `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s): ${r.samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}. First start (creating the database): ${(r.firstStartMs / 1000).toFixed(2)} s.`,
       )
       .join('\n\n');
     const body = `\`node ${SERVER}\` (what \`npm start\` and the image's CMD run; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). The machine is shared with five other helpers working at the same time: load average ${loadBefore} before, ${loadAfter} after.
