@@ -248,6 +248,10 @@ describe.skipIf(!postgresUrl)('the image steps, replayed', () => {
       }
     }
 
+    // What the runtime stage copies (COPY --from=build /app /app), for bench/RESULTS.md.
+    const sizeMiB = (path: string) => (Number(spawnSync('du', ['-sk', path], { encoding: 'utf8' }).stdout.split('\t')[0]) / 1024).toFixed(0);
+    stepTimes.push(`/app after the build stage: ${sizeMiB(workdir)} MiB (node_modules ${sizeMiB(join(workdir, 'node_modules'))} MiB, dist ${sizeMiB(join(workdir, 'dist'))} MiB)`);
+
     // Production dependencies only: the server's runtime ones are there, the build and test tools are not.
     for (const runtime of ['express', 'pg', 'pino', 'svix', 'react-dom']) expect(existsSync(join(workdir, 'node_modules', runtime)), runtime).toBe(true);
     // No TypeScript loader and no build-time tool is even installed: the image runs dist/bin's JavaScript.
