@@ -11,8 +11,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
-# Then only what runs in production stays: tsx is a production dependency, vite and the test tools are not.
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The build compiles the server and its CLIs to JavaScript (dist/bin); then only what runs in
+# production stays: no TypeScript loader, no build or test tools. --omit=optional too: npm keeps
+# a devDependency that a production one names as an optional peer (resend → @react-email/render,
+# which brings prettier), though the compiled server has it bundled and never loads it.
+RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 # tini as PID 1: forwards SIGTERM to node (which drains requests and closes the store) and reaps zombies.
@@ -31,4 +34,8 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--import", "tsx", "server/main.ts"]
+# V8 flags for a small host (README, "Memory"): a 1 MB young generation and V8's memory-saving
+# heuristics keep the heap near what is in use; --liftoff-only compiles WebAssembly (the embedded
+# database, used in development) once with the baseline compiler instead of again in the background.
+# tests/production-runtime.test.ts checks these are npm start's flags.
+CMD ["node", "--max-semi-space-size=1", "--optimize-for-size", "--liftoff-only", "dist/bin/server.js"]

@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
   scale: async () => (await import('./scale.ts')).runScaleBench(),
+  runtime: async () => (await import('./runtime.ts')).runRuntimeBench(),
 };
 
 const requested = process.argv.slice(2);

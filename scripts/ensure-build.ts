@@ -1,14 +1,30 @@
-// `npm start` builds first when the build is missing or older than any source file, so a fresh
-// clone serves with one command and a stale build is never served by accident.
+// `npm start` (and the compiled CLIs' scripts) build first when the build is missing or older than
+// any source file, so a fresh clone serves with one command and a stale build is never served by
+// accident. Node runs this file itself (its TypeScript is only erasable type annotations): no tsx,
+// so it works where only production dependencies are installed. There it cannot build, and says so.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SOURCES = ['client', 'content', 'public', 'index.html', 'vite.config.ts', 'package.json', 'package-lock.json', 'scripts/share-images.ts'];
+const SOURCES = [
+  'client',
+  'content',
+  'server',
+  'jobs',
+  'emails',
+  'public',
+  'index.html',
+  'vite.config.ts',
+  'tsconfig.json',
+  'package.json',
+  'package-lock.json',
+  'scripts/share-images.ts',
+  'scripts/build-node.ts',
+];
 // The last file each build step writes: a step that failed leaves its output older or missing.
-const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js', 'dist/client/share/site.png'];
+const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js', 'dist/client/share/site.png', 'dist/bin/server.js'];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);
@@ -27,7 +43,15 @@ function builtAt(): number {
 const sourcesChanged = Math.max(...SOURCES.map((source) => newestMtime(join(root, source))));
 // --quiet (the test run) prints the build's output only when it fails.
 const quiet = process.argv.includes('--quiet');
-if (builtAt() < sourcesChanged) {
+const canBuild = existsSync(join(root, 'node_modules/vite/package.json'));
+if (builtAt() === 0 && !canBuild) {
+  console.error('The site is not built and the build tools are not installed (production dependencies only). Run `npm ci` and `npm run build` first, or build the image.');
+  process.exit(1);
+}
+// With production dependencies only (an image, a pruned deploy), the build that is there is the
+// one shipped: a newer timestamp on a source (a copied tree, `npm prune` touching the manifest)
+// is not a reason to refuse to start.
+if (canBuild && builtAt() < sourcesChanged) {
   console.error(builtAt() === 0 ? 'No build found: building the site once…' : 'Sources changed since the last build: rebuilding…');
   try {
     // Always a production build: an inherited NODE_ENV=test (the test run) would bundle React's

@@ -18,7 +18,7 @@ import { pageDataRouter } from './routes/page-data.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
-import type { Store } from './store/types.ts';
+import { MigrationsPendingError, type Store } from './store/types.ts';
 
 export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'>;
 
@@ -94,6 +94,16 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       res.json({ status: 'ready', store: store.backend });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
+      if (error instanceof MigrationsPendingError) {
+        // Reachable but behind: say which files, so the operator knows what to apply.
+        res.status(503).json({
+          status: 'unavailable',
+          store: store.backend,
+          message: `The database is reachable but not migrated: ${error.pending.join(', ')} ${error.pending.length === 1 ? 'is' : 'are'} missing. Apply supabase/migrations with npm run db:migrate.`,
+          missingMigrations: error.pending,
+        });
+        return;
+      }
       res.status(503).json({ status: 'unavailable', store: store.backend, message: 'The database cannot be reached.' });
     }
   });

@@ -118,6 +118,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   /** Which development defaults were filled in, for the one start-up line that says so. */
   defaultsUsed: string[];
+  /** What runs but not as the operator may expect: logged at warn level once at start-up. */
+  warnings: string[];
 }
 
 export class ConfigError extends Error {
@@ -176,8 +178,14 @@ export async function parseConfig(
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
-  const siteUrl = (env.SITE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+  const warnings: string[] = [];
+  const siteUrl = siteOrigin(env.SITE_URL, env.PORT, warnings);
   if (!env.SITE_URL) defaultsUsed.push(`SITE_URL=${siteUrl}`);
+  if (production && !env.RESEND_WEBHOOK_SECRET) {
+    warnings.push(
+      'RESEND_WEBHOOK_SECRET is not set: bounces and complaints will not be processed, so the digest keeps going to addresses that bounce or report it as spam. Add the webhook in Resend (README, "Deploy with Supabase and Resend") and set its signing secret.',
+    );
+  }
   if (store.kind === 'pglite') defaultsUsed.push(`embedded database in ${join(dataDir, 'db')}`);
 
   let unsubscribeSecret = env.UNSUBSCRIBE_SECRET;
@@ -208,7 +216,24 @@ export async function parseConfig(
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     logLevel: env.LOG_LEVEL,
     defaultsUsed,
+    warnings,
   };
+}
+
+/**
+ * SITE_URL as its origin (scheme, host, port) and nothing else: every absolute link, feed entry
+ * and List-Unsubscribe header is built by appending a path to it, so a stray path, query or
+ * fragment (or a tab or newline, which the URL parser drops) must never be carried into them.
+ */
+function siteOrigin(value: string | undefined, port: number, warnings: string[]): string {
+  if (value === undefined) return `http://localhost:${port}`;
+  const url = new URL(value);
+  const rest = `${url.pathname === '/' ? '' : url.pathname}${url.search}${url.hash}`;
+  if (rest !== '' || url.username !== '' || url.password !== '') {
+    // The value itself is not repeated: it might hold credentials.
+    warnings.push(`SITE_URL: only its origin ${url.origin} is used for links; its path, query, fragment or credentials are ignored (the site is served from the root of its host).`);
+  }
+  return url.origin;
 }
 
 /** Development only: a random secret created on first start and kept in DATA_DIR. */

@@ -22,6 +22,7 @@ async function start() {
   readDotEnv();
   const config = await configOrExit('Launched Weekly cannot start');
   const logger = createLogger({ level: config.logLevel, pretty: config.env !== 'production' });
+  for (const warning of config.warnings) logger.warn(warning);
 
   let store: Store;
   try {

@@ -248,9 +248,14 @@ describe.skipIf(!postgresUrl)('the image steps, replayed', () => {
       }
     }
 
+    // What the runtime stage copies (COPY --from=build /app /app), for bench/RESULTS.md.
+    const sizeMiB = (path: string) => (Number(spawnSync('du', ['-sk', path], { encoding: 'utf8' }).stdout.split('\t')[0]) / 1024).toFixed(0);
+    stepTimes.push(`/app after the build stage: ${sizeMiB(workdir)} MiB (node_modules ${sizeMiB(join(workdir, 'node_modules'))} MiB, dist ${sizeMiB(join(workdir, 'dist'))} MiB)`);
+
     // Production dependencies only: the server's runtime ones are there, the build and test tools are not.
-    for (const runtime of ['tsx', 'express', 'pg', 'pino', 'svix', 'react-dom']) expect(existsSync(join(workdir, 'node_modules', runtime)), runtime).toBe(true);
-    for (const devOnly of ['vite', 'vitest', 'typescript', 'eslint', 'playwright-core']) expect(existsSync(join(workdir, 'node_modules', devOnly)), devOnly).toBe(false);
+    for (const runtime of ['express', 'pg', 'pino', 'svix', 'react-dom']) expect(existsSync(join(workdir, 'node_modules', runtime)), runtime).toBe(true);
+    // No TypeScript loader and no build-time tool is even installed: the image runs dist/bin's JavaScript.
+    for (const devOnly of ['tsx', 'esbuild', 'vite', 'vitest', 'typescript', 'eslint', 'playwright-core', 'satori', 'prettier', '@resvg/resvg-js']) expect(existsSync(join(workdir, 'node_modules', devOnly)), devOnly).toBe(false);
     expect(existsSync(join(workdir, 'dist/client/index.html'))).toBe(true);
     expect(existsSync(join(workdir, 'tests'))).toBe(false);
 

@@ -4,6 +4,7 @@ import { pendingMigrations } from './migrate.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
+  MigrationsPendingError,
   StoreUnavailableError,
   type Delivery,
   type RemovalReason,
@@ -234,7 +235,7 @@ export class SqlStore implements Store {
     } catch (error) {
       throw classifyError(error);
     }
-    if (pending.length > 0) throw new StoreUnavailableError(`Database migrations not applied: ${pending.join(', ')}`);
+    if (pending.length > 0) throw new MigrationsPendingError(pending);
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { loadMigrations } from './migrate.ts';
 import {
+  MigrationsPendingError,
   StoreUnavailableError,
   type Delivery,
   type RemovalReason,
@@ -281,7 +282,7 @@ class SupabaseStore implements Store {
       done = new Set((applied.data as { version: string }[]).map((row) => row.version));
     }
     const missing = this.migrationVersions.filter((version) => !done.has(version));
-    if (missing.length > 0) throw new StoreUnavailableError(`Database migrations not applied: ${missing.join(', ')}; ${APPLY_HINT}`);
+    if (missing.length > 0) throw new MigrationsPendingError(missing, APPLY_HINT);
   }
 
   async close(): Promise<void> {

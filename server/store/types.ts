@@ -78,6 +78,17 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** The database answers but lacks migrations: readiness names them, the operator applies them. */
+export class MigrationsPendingError extends StoreUnavailableError {
+  constructor(
+    readonly pending: readonly string[],
+    hint?: string,
+  ) {
+    super(`Database migrations not applied: ${pending.join(', ')}${hint ? `; ${hint}` : ''}`);
+    this.name = 'MigrationsPendingError';
+  }
+}
+
 /** Another process already owns the embedded database. */
 export class StoreLockedError extends Error {
   constructor(message: string) {

@@ -1,0 +1,334 @@
+// What the production runtime costs a small host: the compiled server (`node dist/bin/server.js`,
+// as `npm start` and the container run it) on PostgreSQL and on the embedded PGlite, in one run:
+// time to first page (median of 5 starts), RSS at the first answer, RSS and heap after a full
+// collection at every 10,000 of 50,000 mixed requests (⅔ pages, ⅓ signups from ever new
+// addresses), the installed size of the production dependencies, and the digest CLI's peak RSS
+// at 100,000 subscribers.
+//   npm run bench -- runtime
+// Knobs: BENCH_RUNTIME_REQUESTS (default 50000), BENCH_RUNTIME_DIGEST (subscribers, default 100000;
+// 0 skips it), BENCH_RUNTIME_STORES (PostgreSQL,PGlite), BENCH_RUNTIME_NODE_FLAGS (instead of the
+// start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print instead of appending to bench/RESULTS.md).
+import autocannon from 'autocannon';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { recaps } from '../content/index.ts';
+import { sitePaths } from '../server/app.ts';
+import { startFakeResend } from '../tests/support/fake-resend.ts';
+import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
+import { freePort } from '../tests/support/ports.ts';
+import { appendResults } from './support/results.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVER = 'dist/bin/server.js';
+const TOTAL = Number(process.env.BENCH_RUNTIME_REQUESTS ?? 50_000);
+const SAMPLE_EVERY = 10_000;
+const STARTS = 5;
+const DIGEST_SUBSCRIBERS = Number(process.env.BENCH_RUNTIME_DIGEST ?? 100_000);
+const CONNECTIONS = 20;
+const MiB = 2 ** 20;
+const FIRST_PAGE = '/weekly-recap-july-14';
+const STORES = (process.env.BENCH_RUNTIME_STORES ?? 'PostgreSQL,PGlite').split(',');
+
+/** The node flags `npm start` runs the server with (package.json), so the bench measures that. */
+function startFlags(): string[] {
+  if (process.env.BENCH_RUNTIME_NODE_FLAGS !== undefined) return process.env.BENCH_RUNTIME_NODE_FLAGS.split(' ').filter(Boolean);
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+  const command = new RegExp(`node ((?:--\\S+ )*)${SERVER.replaceAll('.', '\\.')}`).exec(start);
+  if (!command) throw new Error(`package.json's start script does not run node … ${SERVER}: ${start}`);
+  return command[1]!.split(' ').filter(Boolean);
+}
+const NODE_FLAGS = startFlags();
+
+// Loaded into the measured server only for the load run (never for the timed starts): answers
+// 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).
+const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='sample')return;globalThis.gc();const u=process.memoryUsage();process.send({heapUsed:u.heapUsed,heapTotal:u.heapTotal,external:u.external,arrayBuffers:u.arrayBuffers,rssAfterGc:u.rss})})`;
+// The digest job's own high-water mark, written as it exits.
+const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxRSS '+process.resourceUsage().maxRSS+'\\n'))`;
+
+interface Target {
+  name: string;
+  env: Record<string, string>;
+}
+
+interface Sample {
+  requests: number;
+  rss: number;
+  heapUsed: number;
+  /** V8 heap reserved (committed) after the collection. */
+  heapTotal: number;
+  external: number;
+  rssAfterGc: number;
+  rps: number;
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) / 1024;
+}
+
+function serverEnv(target: Target, port: number): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    SITE_URL: `http://127.0.0.1:${port}`,
+    DIGEST_CRON: 'off',
+    LOG_LEVEL: 'info',
+    // One proxy in front: each signup comes from its own address, as a crowd's would, so the rate
+    // limiter's table is exercised at its worst (one entry per address).
+    TRUST_PROXY: '1',
+    UNSUBSCRIBE_SECRET: 'bench-runtime-secret-0123456789abcdef012345',
+    // glibc's allocator settings, to compare (the image sets MALLOC_ARENA_MAX).
+    ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined)),
+    ...target.env,
+  };
+}
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  msToFirstPage: number;
+  rssAtFirstAnswer: number;
+  stderrTail: () => string;
+}
+
+async function startServer(target: Target, nodeArgs: string[] = []): Promise<Started> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, SERVER], {
+    cwd: ROOT,
+    env: serverEnv(target, port),
+    stdio: ['ignore', 'ignore', 'pipe', ...(nodeArgs.length > 0 ? (['ipc'] as const) : [])],
+  });
+  let tail = '';
+  child.stderr!.on('data', (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-4000)));
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${target.name}: the server exited with ${child.exitCode}:\n${tail}`);
+    const answered = await fetch(`${url}${FIRST_PAGE}`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (answered === 200) break;
+    if (answered !== 0) throw new Error(`${target.name}: ${FIRST_PAGE} answered ${answered}:\n${tail}`);
+    if (performance.now() - started > 60_000) throw new Error(`${target.name}: no page after 60 s:\n${tail}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const msToFirstPage = performance.now() - started;
+  return { child, url, msToFirstPage, rssAtFirstAnswer: await rssMiB(child.pid!), stderrTail: () => tail };
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function heapSample(child: ChildProcess): Promise<Omit<Sample, 'requests' | 'rss' | 'rps'>> {
+  return new Promise((resolve) => {
+    child.once('message', (message) => {
+      const m = message as { heapUsed: number; heapTotal: number; external: number; rssAfterGc: number };
+      resolve({ heapUsed: m.heapUsed / MiB, heapTotal: m.heapTotal / MiB, external: m.external / MiB, rssAfterGc: m.rssAfterGc / MiB });
+    });
+    child.send('sample');
+  });
+}
+
+/** ⅔ page views across every page, ⅓ signups, each from a new address and a new client address. */
+function requestMix(label: string): autocannon.Request[] {
+  const pages = [...sitePaths()];
+  let page = 0;
+  let signup = 0;
+  const nextPage = (request: autocannon.Request) => ({ ...request, path: pages[page++ % pages.length]! });
+  return [
+    { method: 'GET', path: '/', setupRequest: nextPage },
+    { method: 'GET', path: '/', setupRequest: nextPage },
+    {
+      method: 'POST',
+      path: '/api/subscribe',
+      setupRequest: (request) => {
+        const n = signup++;
+        return {
+          ...request,
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` },
+          body: JSON.stringify({ email: `reader-${label}-${n}@example.com` }),
+        };
+      },
+    },
+  ];
+}
+
+interface TargetResult {
+  name: string;
+  firstStartMs: number;
+  startsMs: number[];
+  rssAtFirstAnswer: number[];
+  samples: Sample[];
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function measureTarget(target: Target): Promise<TargetResult> {
+  // The first start creates the schema (and, for PGlite, the database itself); the timed starts
+  // are restarts of a server whose database exists, as every deploy after the first is.
+  const first = await startServer(target);
+  await stopServer(first.child);
+  const starts: Started[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const run = await startServer(target);
+    starts.push(run);
+    await stopServer(run.child);
+  }
+  console.error(`${target.name}: first page after ${starts.map((s) => s.msToFirstPage.toFixed(0)).join(', ')} ms; RSS at first answer ${starts.map((s) => s.rssAtFirstAnswer.toFixed(0)).join(', ')} MiB`);
+
+  const server = await startServer(target, ['--expose-gc', '--import', HEAP_PROBE]);
+  const samples: Sample[] = [];
+  try {
+    const requests = requestMix(`${target.name}-${Date.now()}`);
+    for (let done = SAMPLE_EVERY; done <= TOTAL; done += SAMPLE_EVERY) {
+      const began = performance.now();
+      // 30 s, not autocannon's 10: on a machine shared with five others a stall is load, not a leak.
+      const result = await autocannon({ url: server.url, connections: CONNECTIONS, amount: SAMPLE_EVERY, requests, timeout: 30 });
+      const seconds = (performance.now() - began) / 1000;
+      if (result.errors + result.timeouts > 0 || result.non2xx > 0) {
+        throw new Error(`${target.name}: failures under load: ${JSON.stringify({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx })}\n${server.stderrTail()}`);
+      }
+      const rss = await rssMiB(server.child.pid!);
+      const sample = { requests: done, rss, rps: result.requests.total / seconds, ...(await heapSample(server.child)) };
+      samples.push(sample);
+      if (process.env.BENCH_RUNTIME_SMAPS) console.error(await readFile(`/proc/${server.child.pid}/smaps_rollup`, 'utf8'));
+      console.error(`${target.name}: ${done} requests: RSS ${rss.toFixed(1)} MiB, heap after GC ${sample.heapUsed.toFixed(1)} MiB of ${sample.heapTotal.toFixed(1)} MiB committed, external ${sample.external.toFixed(1)} MiB, RSS after GC ${sample.rssAfterGc.toFixed(1)} MiB (${sample.rps.toFixed(0)} req/s)`);
+    }
+  } finally {
+    await stopServer(server.child);
+  }
+  return { name: target.name, firstStartMs: first.msToFirstPage, startsMs: starts.map((s) => s.msToFirstPage), rssAtFirstAnswer: starts.map((s) => s.rssAtFirstAnswer), samples };
+}
+
+/** `npm ci` of the manifest and lock into an empty directory; MiB on disk (du) and apparent. */
+function installedSize(omit: string[]): { disk: number; apparent: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'launched-weekly-prod-install-'));
+  try {
+    copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    copyFileSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
+    execFileSync('npm', ['ci', ...omit.map((o) => `--omit=${o}`), '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'ignore' });
+    const du = (flags: string[]) => Number(execFileSync('du', ['-sk', ...flags, join(dir, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]) / 1024;
+    return { disk: du([]), apparent: du(['--apparent-size']) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function digestPeakRss(postgres: OwnPostgres): Promise<{ maxRssMiB: number; sent: number; seconds: number; flags: string[] }> {
+  const flags = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.digest!.match(/--max-[\w-]+=\d+/g) ?? [];
+  const sql = new pg.Client({ connectionString: postgres.url });
+  await sql.connect();
+  const fake = await startFakeResend();
+  fake.keepBodies = false;
+  try {
+    await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks');
+    await sql.query(`insert into public.email_signups (email, source) select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`, [DIGEST_SUBSCRIBERS]);
+    await sql.query('vacuum analyze public.email_signups');
+    const recap = recaps[0]!.date;
+    const child = spawn(process.execPath, [...flags, '--import', REPORT_MAX_RSS, 'dist/bin/digest.js', '--json', '--recap', recap], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        DATABASE_URL: postgres.url,
+        RESEND_API_KEY: 're_bench_runtime',
+        RESEND_BASE_URL: fake.url,
+        MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+        UNSUBSCRIBE_SECRET: 'bench-runtime-secret-0123456789abcdef012345',
+        SITE_URL: 'https://launchedweekly.test',
+        RESEND_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const maxRss = /maxRSS (\d+)/.exec(stderr);
+    if (code !== 0 || !maxRss) throw new Error(`digest exited with ${code}:\n${stderr}\n${stdout}`);
+    const report = JSON.parse(stdout) as { sent: number; durationMs: number };
+    if (report.sent !== DIGEST_SUBSCRIBERS) throw new Error(`digest sent ${report.sent} of ${DIGEST_SUBSCRIBERS}`);
+    return { maxRssMiB: Number(maxRss[1]) / 1024, sent: report.sent, seconds: report.durationMs / 1000, flags };
+  } finally {
+    await fake.close();
+    await sql.end();
+  }
+}
+
+export async function runRuntimeBench(): Promise<void> {
+  const loadBefore = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const postgres = await startOwnPostgres();
+  const dataDir = mkdtempSync(join(tmpdir(), 'launched-weekly-runtime-'));
+  try {
+    const targets: Target[] = [
+      {
+        name: 'PostgreSQL',
+        env: {
+          NODE_ENV: 'production',
+          DATABASE_URL: postgres.url,
+          MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+          RESEND_API_KEY: 're_bench_runtime',
+          // Nothing listens there: single mode without welcome e-mails sends nothing anyway.
+          RESEND_BASE_URL: 'http://127.0.0.1:9',
+          RESEND_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          DATA_DIR: dataDir,
+        },
+      },
+      // Production refuses the embedded database, so it runs as `npm start` runs it on a fresh
+      // clone; the same JSON log lines (pretty ones cost more) go to the same pipe.
+      { name: 'PGlite', env: { NODE_ENV: 'development', DATA_DIR: join(dataDir, 'pglite') } },
+    ];
+    const results: TargetResult[] = [];
+    for (const target of targets.filter((t) => STORES.includes(t.name))) results.push(await measureTarget(target));
+    const digest = DIGEST_SUBSCRIBERS > 0 ? await digestPeakRss(postgres) : null;
+    if (digest) console.error(`digest: ${digest.sent} sent in ${digest.seconds.toFixed(1)} s, peak RSS ${digest.maxRssMiB.toFixed(0)} MiB`);
+    const skipInstall = process.env.BENCH_RUNTIME_INSTALL === '0';
+    const omitDev = skipInstall ? { disk: NaN, apparent: NaN } : installedSize(['dev']);
+    const omitDevOptional = skipInstall ? { disk: NaN, apparent: NaN } : installedSize(['dev', 'optional']);
+    const loadAfter = loadavg().map((l) => l.toFixed(1)).join(' ');
+
+    const f = (n: number) => n.toFixed(0);
+    const rows = results.map((r) => {
+      const at = (n: number) => r.samples.find((s) => s.requests === n);
+      const tenK = at(SAMPLE_EVERY)!;
+      const last = r.samples.at(-1)!;
+      return `| ${r.name} | ${f(median(r.rssAtFirstAnswer))} | ${f(tenK.rss)} (heap ${f(tenK.heapUsed)}) | ${f(last.rss)} (heap ${f(last.heapUsed)}) | ${last.rss - tenK.rss >= 0 ? '+' : ''}${(last.rss - tenK.rss).toFixed(1)} | ${(median(r.startsMs) / 1000).toFixed(2)} s (${r.startsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')}) |`;
+    });
+    const detail = results
+      .map(
+        (r) => `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s): ${r.samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}. First start (creating the database): ${(r.firstStartMs / 1000).toFixed(2)} s.`,
+      )
+      .join('\n\n');
+    const body = `\`node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the flags and file of \`npm start\` and the image's CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). The machine is shared with five other helpers working at the same time: load average ${loadBefore} before, ${loadAfter} after.
+
+| store | RSS at first answer MiB (median) | after 10,000 requests MiB | after ${TOTAL.toLocaleString('en')} MiB | growth 10k→${TOTAL / 1000}k MiB | time to first page, median (5 starts) |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+
+${detail}
+
+Production dependencies installed (\`npm ci\` of package.json + lock into an empty directory, --ignore-scripts): \`--omit=dev\` ${f(omitDev.disk)} MiB on disk (${f(omitDev.apparent)} MiB apparent); \`--omit=dev --omit=optional\` (what the image keeps: \`npm prune --omit=dev --omit=optional\`) ${f(omitDevOptional.disk)} MiB on disk (${f(omitDevOptional.apparent)} MiB apparent).
+
+${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (resourceUsage().maxRSS) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
+    if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
+    else await appendResults('Runtime: compiled server, memory, start-up, install size', 'npm run bench -- runtime', body);
+  } finally {
+    await postgres.destroy();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runRuntimeBench();

@@ -1,0 +1,84 @@
+// `npm run build`'s last step: compiles the processes production runs (the server and its CLIs)
+// from TypeScript to JavaScript in dist/bin/, so neither `npm start` nor the container loads a
+// TypeScript loader. esbuild, not a second Vite build: it bundles an entry point with everything
+// it imports from this repository in one pass of well under a second, and it is already what tsx
+// runs on, so the compiled code is the code the tests and `npm run dev` run.
+//
+// Adding a compiled CLI is one line in ENTRIES (and a package.json script `node dist/bin/NAME.js`).
+import { build, type Plugin } from 'esbuild';
+import { readFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { posix, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+export const OUT_DIR = 'dist/bin';
+
+/** dist/bin/NAME.js ← source. Every file these import from the repository is bundled in. */
+export const ENTRIES: Record<string, string> = {
+  server: 'server/main.ts',
+  digest: 'jobs/digest-cli.ts',
+  migrate: 'server/cli/migrate.ts',
+  subscribers: 'server/cli/subscribers.ts',
+};
+
+/**
+ * The bundle sits in dist/bin/, not where its sources were, so a source's `import.meta.url`
+ * (which locates the migrations, the built client, ...) is rewritten to the URL its file has in
+ * the checkout, expressed relative to the bundle: the paths stay right wherever the checkout or
+ * the image's /app is. Every output file is in dist/bin/ itself, so one relative path fits all.
+ */
+const sourceLocation: Plugin = {
+  name: 'source-import-meta-url',
+  setup(esbuild) {
+    esbuild.onLoad({ filter: /\.tsx?$/ }, async (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes('import.meta.url')) return undefined;
+      const fromBundle = posix.join(relative(`${root}/${OUT_DIR}`, root), relative(root, args.path));
+      return {
+        contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`),
+        loader: args.path.endsWith('x') ? 'tsx' : 'ts',
+      };
+    });
+  },
+};
+
+/**
+ * What stays an `import` of node_modules at run time: the production dependencies (installed by
+ * `npm ci --omit=dev`). Anything else the server uses (a devDependency such as the React Email
+ * renderer, and its own dependencies) is bundled, so production installs only what runs.
+ * Two devDependencies stay imports, never loaded in production: prettier (@react-email/render's,
+ * only for `pretty: true` output, which nothing asks for) and vite (only `npm run dev`'s renderer).
+ */
+async function externals(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(`${root}/package.json`, 'utf8')) as { dependencies?: Record<string, string> };
+  const dependencies = Object.keys(manifest.dependencies ?? {});
+  return [...dependencies, ...dependencies.map((name) => `${name}/*`), 'prettier', 'prettier/*', 'vite', ...builtinModules, 'node:*'];
+}
+
+export async function buildNode(): Promise<void> {
+  await build({
+    absWorkingDir: root,
+    entryPoints: Object.entries(ENTRIES).map(([out, source]) => ({ in: source, out })),
+    outdir: OUT_DIR,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    external: await externals(),
+    // Bundled CommonJS (html-to-text's) may call require(); ESM has none of its own.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    jsx: 'automatic',
+    sourcemap: 'linked',
+    // Stack traces in production logs keep the source's function names.
+    keepNames: true,
+    minify: false,
+    logLevel: 'warning',
+    plugins: [sourceLocation],
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await buildNode();
