@@ -118,9 +118,10 @@ for (const kind of kinds) {
           { relname: 'digest_deliveries', relrowsecurity: true },
           { relname: 'digest_locks', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
+          { relname: 'signup_rate_limits', relrowsecurity: true },
         ]);
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
-        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'release_digest_lock']);
+        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'release_digest_lock', 'signup_rate_limit_hit', 'signup_rate_limit_peek', 'signup_rate_limit_reset']);
       } finally {
         await drop();
       }

@@ -1,6 +1,7 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
 import { pendingMigrations } from './migrate.ts';
+import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
@@ -225,6 +226,21 @@ export class SqlStore implements Store {
 
   async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
     await this.run('delete from public.digest_locks where recap_date = $1::date and holder = $2', [recapDate, holder]);
+  }
+
+  async hitRateLimit(key: string, points: number, windowMs: number, force: boolean): Promise<RateLimitCount> {
+    const result = await this.run<{ count: unknown }>('select public.signup_rate_limit_hit($1, $2, $3, $4) as count', [key, points, Math.round(windowMs), force]);
+    return rateLimitCount(result.rows[0]?.count)!;
+  }
+
+  async peekRateLimit(key: string): Promise<RateLimitCount | null> {
+    const result = await this.run<{ count: unknown }>('select public.signup_rate_limit_peek($1) as count', [key]);
+    return rateLimitCount(result.rows[0]?.count);
+  }
+
+  async resetRateLimit(key: string): Promise<boolean> {
+    const result = await this.run<{ reset: boolean }>('select public.signup_rate_limit_reset($1) as reset', [key]);
+    return result.rows[0]?.reset === true;
   }
 
   async checkReady(): Promise<void> {

@@ -1,10 +1,12 @@
 // The Supabase backend: the project's REST interface (PostgREST) through @supabase/supabase-js.
-// The anon key does the one thing row-level security lets it do, insert a signup; everything that
-// reads or changes subscribers, the delivery ledger or the lease uses the service-role key, which
-// never leaves the server. Migrations are not run from here (REST cannot run DDL): the operator
+// Everything goes through the service-role key, which never leaves the server: the anon key, public
+// by design, may do nothing with these tables (20261123000210_revoke_anon_signup_insert.sql), so a
+// signup cannot skip the server's checks. The anon key is still checked at start-up, so a secret key
+// put in its slot by mistake is caught. Migrations are not run from here (REST cannot run DDL): the operator
 // applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { loadMigrations } from './migrate.ts';
+import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
 import {
   StoreUnavailableError,
   type Delivery,
@@ -124,15 +126,16 @@ class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
 
   constructor(
-    private readonly anon: SupabaseClient,
     private readonly service: SupabaseClient,
     private readonly migrationVersions: readonly string[],
     private readonly closing: AbortController,
   ) {}
 
   async addSignup(email: string, source: string | null): Promise<SignupResult> {
-    // The anon role may insert but not read, so the unique key's 23505 is the only duplicate check.
-    const inserted = await this.anon.from(SIGNUPS).insert({ email, source }).setHeader('Prefer', 'return=minimal');
+    // The service key, not the anon key: the anon role may no longer insert at all
+    // (20261123000210_revoke_anon_signup_insert.sql). Without a read, the unique key's 23505 is the
+    // duplicate check, exactly as before.
+    const inserted = await this.service.from(SIGNUPS).insert({ email, source }).setHeader('Prefer', 'return=minimal');
     if (!inserted.error) return 'subscribed';
     if (inserted.error.code !== '23505') throw failure('adding a signup', inserted);
     // The address exists. Only a row that had left is brought back; the WHERE makes that atomic.
@@ -262,6 +265,24 @@ class SupabaseStore implements Store {
     if (released.error) throw failure('releasing the digest lease', released);
   }
 
+  async hitRateLimit(key: string, points: number, windowMs: number, force: boolean): Promise<RateLimitCount> {
+    const hit = await this.service.rpc('signup_rate_limit_hit', { p_key: key, p_points: points, p_window_ms: Math.round(windowMs), p_force: force });
+    if (hit.error) throw failure('counting a signup attempt', hit);
+    return rateLimitCount(hit.data)!;
+  }
+
+  async peekRateLimit(key: string): Promise<RateLimitCount | null> {
+    const peeked = await this.service.rpc('signup_rate_limit_peek', { p_key: key });
+    if (peeked.error) throw failure('reading a signup limit', peeked);
+    return rateLimitCount(peeked.data);
+  }
+
+  async resetRateLimit(key: string): Promise<boolean> {
+    const reset = await this.service.rpc('signup_rate_limit_reset', { p_key: key });
+    if (reset.error) throw failure('resetting a signup limit', reset);
+    return reset.data === true;
+  }
+
   async checkReady(): Promise<void> {
     const applied = await this.service
       .from('app_migrations')
@@ -303,5 +324,5 @@ export async function openSupabaseStore(config: SupabaseStoreConfig): Promise<St
       db: { timeout: REQUEST_TIMEOUT_MS },
       global: { fetch: fetchUntilClosed },
     });
-  return new SupabaseStore(client(config.anonKey), client(config.serviceRoleKey), migrationVersions, closing);
+  return new SupabaseStore(client(config.serviceRoleKey), migrationVersions, closing);
 }

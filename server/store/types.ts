@@ -1,5 +1,8 @@
 // The one storage interface the server and the job depend on. Three backends implement it:
 // PGlite (embedded default), Postgres (DATABASE_URL) and Supabase (REST with the project's keys).
+import type { RateLimitCounters } from './rate-limit-counters.ts';
+
+export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
 
@@ -25,7 +28,7 @@ export interface Delivery {
   providerMessageId: string | null;
 }
 
-export interface Store {
+export interface Store extends RateLimitCounters {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**
