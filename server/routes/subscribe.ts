@@ -36,7 +36,7 @@ export interface SubscribeOptions {
   onStoreError: (error: unknown) => void;
 }
 
-const BODY_LIMIT = '4kb';
+export const BODY_LIMIT = '4kb';
 
 function isFormPost(req: Request): boolean {
   return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';

@@ -57,7 +57,7 @@ a{color:#c0265c}
 footer{font-size:.95rem}
 `;
 
-function page({ title, home, children }: { title: string; home: string; children: ReactNode }): string {
+export function page({ title, home, children }: { title: string; home: string; children: ReactNode }): string {
   const document = h(
     'html',
     { lang: 'en' },
