@@ -11,8 +11,9 @@ import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { backToForm, BODY_LIMIT, safeSourcePath, subscribeBodySchema, UNAVAILABLE_MESSAGE } from '../routes/subscribe.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
+import type { SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
-import { keyedHash } from './keyed-hash.ts';
+import { rateLimitHasher } from './keyed-hash.ts';
 import { StoreRateLimiter } from './store-rate-limiter.ts';
 
 /** At most this many signups of one e-mail address per day, whoever sends them (issue 13). */
@@ -30,6 +31,8 @@ export interface SignupGuardOptions {
   /** RATE_LIMIT_PER_MINUTE: signup posts per network address per minute. */
   perMinute: number;
   knownPaths: ReadonlySet<string>;
+  /** SIGNUP_CONFIRMATION: what a successful signup answers, which the honeypot imitates. */
+  mode: SignupMode;
   logger: Logger;
 }
 
@@ -49,9 +52,10 @@ function retryAfter(res: Response, limited: RateLimiterRes) {
   res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
 }
 
-export function signupGuard({ counters, secret, perMinute, knownPaths, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
+export function signupGuard({ counters, secret, perMinute, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
   const perNetworkAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
   const perEmailAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-email', points: SIGNUPS_PER_ADDRESS_PER_DAY, duration: DAY_SECONDS });
+  const keyedHash = rateLimitHasher(secret);
   let trapped = 0;
 
   /** A limiter's verdict: null when allowed, the refusal when over the limit. */
@@ -68,7 +72,7 @@ export function signupGuard({ counters, secret, perMinute, knownPaths, logger }:
   const limitNetworkAddress: RequestHandler = async (req, res, next) => {
     let limited: RateLimiterRes | null;
     try {
-      limited = await over(perNetworkAddress, keyedHash(secret, 'ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET)));
+      limited = await over(perNetworkAddress, keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET)));
     } catch (error) {
       // The insurance limiter answers while the database is away, so this is not an outage.
       next(error);
@@ -95,7 +99,8 @@ export function signupGuard({ counters, secret, perMinute, knownPaths, logger }:
     if (honeypotFilled(req.body)) {
       trapped += 1;
       logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
-      return answer('subscribed', 201, { status: 'subscribed' });
+      // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
+      return mode === 'double' ? answer('confirmation-sent', 202, { status: 'confirmation_sent' }) : answer('subscribed', 201, { status: 'subscribed' });
     }
     const parsed = subscribeBodySchema.safeParse(req.body ?? {});
     // An invalid address is the route's to explain.
@@ -104,7 +109,7 @@ export function signupGuard({ counters, secret, perMinute, knownPaths, logger }:
     if (isDisposableAddress(email)) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
     let limited: RateLimiterRes | null;
     try {
-      limited = await over(perEmailAddress, keyedHash(secret, 'email', email));
+      limited = await over(perEmailAddress, keyedHash('email', email));
     } catch (error) {
       logger.error({ err: error }, 'signup limit per e-mail address could not be checked');
       return viaForm ? backToForm(res, sourcePath, 'unavailable') : sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);

@@ -92,7 +92,7 @@ function resubscribeForm(email: string): ReactNode {
   );
 }
 
-function send(res: Response, status: number, html: string) {
+export function send(res: Response, status: number, html: string) {
   // The token in the address is a credential: keep it out of caches, referrers and indexes.
   res
     .status(status)
