@@ -8,8 +8,8 @@ export interface Reply {
   body: string;
 }
 
-export function agentFrom(localAddress: string): Agent {
-  return new Agent({ keepAlive: true, maxSockets: 8, localAddress });
+export function agentFrom(localAddress: string, options: { keepAlive?: boolean } = {}): Agent {
+  return new Agent({ keepAlive: options.keepAlive ?? true, maxSockets: 8, localAddress });
 }
 
 export function send(agent: Agent, url: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<Reply> {
