@@ -117,7 +117,7 @@ export interface Config {
   resendWebhookSecret?: string;
   digest: { cron: string | 'off'; timezone: string; freshnessDays: number };
   trustProxy: number;
-  /** Signup and unsubscribe posts allowed per client address per minute. */
+  /** Signup posts allowed per client network address per minute (shared by replicas; never unsubscribes). */
   rateLimitPerMinute: number;
   /** SIGNUP_CONFIRMATION: `double` keeps a signup pending until its owner confirms by e-mail. */
   signupConfirmation: 'single' | 'double';
