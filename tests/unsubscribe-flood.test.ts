@@ -17,7 +17,7 @@ describe('5,000 one-click unsubscribes from 3 network addresses', () => {
 
   beforeAll(async () => {
     server = await startTestServer({ config: { rateLimitPerMinute: 10 } });
-    agents = ADDRESSES.map(agentFrom);
+    agents = ADDRESSES.map((address) => agentFrom(address));
     const emails = Array.from({ length: SUBSCRIBERS }, (_, i) => `one.click.${i}@example.com`);
     // Concurrent signups are written as multi-row statements (server/store/signup-batcher.ts).
     await Promise.all(emails.map((email) => server.store.addSignup(email, '/')));
