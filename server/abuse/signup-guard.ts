@@ -74,9 +74,11 @@ export function signupGuard({ counters, secret, perMinute, knownPaths, mode, log
     try {
       limited = await over(perNetworkAddress, keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET)));
     } catch (error) {
-      // The insurance limiter answers while the database is away, so this is not an outage.
-      next(error);
-      return;
+      // The insurance limiter answers while the database is away, so this is not expected; if it
+      // happens the reader is told to try later, as for any store failure, never shown a 500.
+      logger.error({ err: error }, 'signup limit per network address could not be checked');
+      if (isFormPost(req)) return backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
+      return sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
     }
     if (!limited) return next();
     retryAfter(res, limited);
