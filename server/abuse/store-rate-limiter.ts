@@ -13,6 +13,14 @@ import type { RateLimitCount, RateLimitCounters } from '../store/rate-limit-coun
 // from it at run time; the file itself is part of the published package.
 const RateLimiterStoreAbstract = createRequire(import.meta.url)('rate-limiter-flexible/lib/RateLimiterStoreAbstract.js') as typeof StoreAbstract;
 
+/**
+ * How long a count may take before the in-memory insurance limiter answers instead. A database
+ * that accepts connections but never answers would otherwise hold every signup for the pool's
+ * connect timeout once per limit, before the signup itself waits for it again
+ * (tests/store-outage.test.ts); a normal count takes a few milliseconds.
+ */
+export const COUNT_TIMEOUT_MS = 1_000;
+
 export interface StoreRateLimiterOptions {
   counters: RateLimitCounters;
   keyPrefix: string;
@@ -39,7 +47,11 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
   }
 
   _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCount> {
-    return this.counters.hitRateLimit(rlKey, points, msDuration, forceExpire);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
+    });
+    return Promise.race([this.counters.hitRateLimit(rlKey, points, msDuration, forceExpire), late]).finally(() => clearTimeout(timer));
   }
 
   _get(rlKey: string): Promise<RateLimitCount | null> {
