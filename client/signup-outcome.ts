@@ -3,10 +3,20 @@
 // the form writes the same words next to itself. The server imports the codes from here.
 import { site } from '../content/site.ts';
 
-export const SIGNUP_OUTCOMES = ['subscribed', 'already-subscribed', 'invalid-email', 'rate-limited', 'unavailable'] as const;
+export const SIGNUP_OUTCOMES = ['subscribed', 'already-subscribed', 'confirmation-sent', 'invalid-email', 'disposable-email', 'rate-limited', 'address-rate-limited', 'unavailable'] as const;
 export type SignupOutcome = (typeof SIGNUP_OUTCOMES)[number];
 
+/** Double opt-in (SIGNUP_CONFIRMATION=double), and any signup of a suppressed address: 202. */
+export const CONFIRMATION_SENT = {
+  title: 'Check your inbox',
+  description: 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.',
+} as const;
+
 export const RATE_LIMITED_MESSAGE = 'Too many attempts from your connection. Please wait a minute and try again.';
+
+export const ADDRESS_RATE_LIMITED_MESSAGE = 'This address has been signed up too many times today. Please try again tomorrow.';
+
+export const DISPOSABLE_EMAIL_MESSAGE = 'Please use a permanent e-mail address, not a disposable one.';
 
 export interface OutcomeMessage {
   title: string;
@@ -25,10 +35,16 @@ export function outcomeMessage(outcome: SignupOutcome): OutcomeMessage {
       return { ...toasts.subscribed, destructive: false };
     case 'already-subscribed':
       return { ...toasts.alreadySubscribed, destructive: false };
+    case 'confirmation-sent':
+      return { ...CONFIRMATION_SENT, destructive: false };
     case 'invalid-email':
       return { ...toasts.invalidEmail, destructive: true };
+    case 'disposable-email':
+      return { title: toasts.invalidEmail.title, description: DISPOSABLE_EMAIL_MESSAGE, destructive: true };
     case 'rate-limited':
       return { title: toasts.failed.title, description: RATE_LIMITED_MESSAGE, destructive: true };
+    case 'address-rate-limited':
+      return { title: toasts.failed.title, description: ADDRESS_RATE_LIMITED_MESSAGE, destructive: true };
     case 'unavailable':
       return { ...toasts.failed, destructive: true };
   }

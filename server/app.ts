@@ -3,12 +3,12 @@
 import compression from 'compression';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { recaps, recapSummaries } from '../content/index.ts';
 import { createPageData } from '../content/page-data.ts';
-import { RATE_LIMITED_MESSAGE } from '../client/signup-outcome.ts';
+import { refuseCrossSite } from './abuse/cross-site.ts';
+import { signupGuard } from './abuse/signup-guard.ts';
 import type { Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
@@ -16,11 +16,20 @@ import { createPageServer, type Renderer } from './render.ts';
 import { feedsRouter } from './routes/feeds.ts';
 import { pageDataRouter } from './routes/page-data.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
-import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
+import { subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
 import { MigrationsPendingError, type Store } from './store/types.ts';
+import { createMailer, type Mailer } from './mail/index.ts';
+import { confirmRouter } from './routes/confirm.ts';
+import { subscriptionRouter } from './routes/subscription.ts';
+import { subscriberKeys } from './subscriber-keys.ts';
+import { subscriberMail } from './subscriber-mail.ts';
 
-export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'>;
+export type AppConfig = Pick<
+  Config,
+  'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
+> &
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -29,6 +38,8 @@ export interface AppDeps {
   logger: Logger;
   /** Built client files (dist/client), or Vite's dev middleware. */
   assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
+  /** For confirmation and welcome e-mails; made from config.mailer on first use when not given. */
+  mailer?: Mailer;
 }
 
 /** Every page path the site has: home, archive, about and one per recap. */
@@ -38,8 +49,23 @@ export function sitePaths(): ReadonlySet<string> {
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-export function createApp({ config, store, renderer, logger, assets }: AppDeps) {
+export function createApp({ config, store, renderer, logger, assets, mailer }: AppDeps) {
   const app = express();
+  const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
+  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
+  let mailerMade: Promise<Mailer> | undefined;
+  const mail = subscriberMail({
+    mailer: () => {
+      if (mailer) return Promise.resolve(mailer);
+      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
+      mailerMade ??= createMailer(config.mailer);
+      return mailerMade;
+    },
+    siteUrl: config.siteUrl,
+    secret: config.unsubscribeSecret,
+  });
+  const welcome = config.welcomeEmail === true;
+  const onMailError = (error: unknown, kind: string) => logger.error({ err: error }, `${kind} e-mail could not be sent`);
   const production = config.env === 'production';
   const knownPaths = sitePaths();
   app.disable('x-powered-by');
@@ -112,29 +138,34 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
   // route's parser runs before it.
   app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
 
-  const limiter = rateLimit({
-    windowMs: 60_000,
-    limit: config.rateLimitPerMinute,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (req, res) => {
-      if (req.is('application/x-www-form-urlencoded') && req.path === '/api/subscribe') {
-        // The body is not parsed yet; the form's page is the best place to say why.
-        backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
-        return;
-      }
-      sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
-    },
+  // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
+  // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
+  const guard = signupGuard({
+    counters: store,
+    secret: config.unsubscribeSecret,
+    perMinute: config.rateLimitPerMinute,
+    knownPaths,
+    mode: config.signupConfirmation ?? 'single',
+    logger,
   });
-  app.post('/api/subscribe', limiter, refuseCrossSite(config.siteUrl));
+  app.post('/api/subscribe', refuseCrossSite(config.siteUrl), guard.limitNetworkAddress, ...guard.screen);
   app.use(
     subscribeRouter({
       store,
       knownPaths,
       onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
+      mode: config.signupConfirmation ?? 'single',
+      keys,
+      mail,
+      welcome,
+      onMailError,
     }),
   );
-  app.post('/unsubscribe', limiter);
+  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
+  // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
+  // nothing to guess. A bad token is refused by that check in memory, before any database call.
   app.use(
     unsubscribeRouter({
       store,
@@ -216,34 +247,6 @@ export function answerClientErrors(server: Server): void {
     const text = tooLarge ? 'The request address or headers are too long.' : 'The request could not be understood.';
     socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
   });
-}
-
-function refererPath(req: Request): string | undefined {
-  try {
-    return new URL(req.get('referer') ?? '').pathname;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Signups only from this site's own pages: a cross-site form post (someone else's page
- * subscribing its visitors) is refused. Browsers say where a request comes from in
- * Sec-Fetch-Site and Origin; clients that send neither (curl, server-side callers) pass.
- */
-export function refuseCrossSite(siteUrl: string): RequestHandler {
-  const siteOrigin = new URL(siteUrl).origin;
-  return (req: Request, res: Response, next: NextFunction) => {
-    const fetchSite = req.get('sec-fetch-site');
-    const origin = req.get('origin');
-    const ownOrigins = new Set([siteOrigin, `${req.protocol}://${req.get('host')}`]);
-    const crossSite = fetchSite === 'cross-site' || (origin !== undefined && !ownOrigins.has(origin));
-    if (crossSite) {
-      sendError(res, 403, 'cross_site_request', 'Signups are accepted only from the Launched Weekly site itself.');
-      return;
-    }
-    next();
-  };
 }
 
 function requestLog(logger: Logger): RequestHandler {

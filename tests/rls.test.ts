@@ -1,6 +1,7 @@
 // What the anon key (public by design: the old site shipped it in its browser bundle) can do once
-// the migrations ran on a database with Supabase's roles and default grants: add a signup, and
-// nothing else. The service role, used only by the server and the job, reads everything.
+// the migrations ran on a database with Supabase's roles and default grants: nothing. Not even add a
+// signup, which would skip the server's checks (honeypot, limits, disposable domains) and could
+// create an active subscriber directly (20261123000210_revoke_anon_signup_insert.sql). The service role, used only by the server and the job, reads everything.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../server/store/migrate.ts';
@@ -44,18 +45,18 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
   });
 
   describe('as anon', () => {
-    it('may insert a signup', async () => {
-      const result = await as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')");
-      expect(result.rowCount).toBe(1);
-    });
-
-    it('learns of a duplicate only through the unique key', async () => {
-      await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject({ code: '23505' });
-    });
-
-    it('may not set any column but the address and the source', async () => {
+    it('may not insert a signup, so no row can skip the server’s checks', async () => {
+      await expect(as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (email) values ('Bot.Typed@Example.com')")).rejects.toMatchObject(DENIED);
+      // Not even through a duplicate: the permission check comes before the unique key.
+      await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject(DENIED);
       await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.email_signups (id, email) values (gen_random_uuid(), 'y@example.com')")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not touch the signup limits', async () => {
+      await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.signup_rate_limit_reset('k')")).rejects.toMatchObject(DENIED);
     });
 
     it('may not read, change or delete subscribers', async () => {
@@ -114,24 +115,30 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
     const call = (key: string, path: string, init: RequestInit = {}) =>
       fetch(`${fake.url}/rest/v1/${path}`, { ...init, headers: { apikey: key, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
 
-    it('the anon key adds a signup but cannot list, read back or call the lease', async () => {
+    it('the anon key cannot add a signup, list, read back or call the lease', async () => {
       const added = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }), headers: { Prefer: 'return=minimal' } });
-      expect(added.status).toBe(201);
+      expect(added.status).toBe(401);
+      expect(await added.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
 
       const listed = await call(fake.anonKey, 'email_signups?select=email');
       expect(listed.status).toBe(401);
       expect(await listed.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
 
-      const readBack = await call(fake.anonKey, 'email_signups?select=id', { method: 'POST', body: JSON.stringify({ email: 'rest2@example.com' }), headers: { Prefer: 'return=representation' } });
-      expect(readBack.status).toBe(401);
-
       const lease = await call(fake.anonKey, 'rpc/acquire_digest_lock', { method: 'POST', body: JSON.stringify({ p_recap_date: '2025-07-14', p_holder: 'x', p_lease_ms: 1000 }) });
       expect(lease.status).toBe(401);
       expect(await lease.json()).toMatchObject({ code: '42501' });
 
-      const duplicate = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }) });
-      expect(duplicate.status).toBe(409);
-      expect(await duplicate.json()).toMatchObject({ code: '23505' });
+      const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_reset', { method: 'POST', body: JSON.stringify({ p_key: 'k' }) });
+      expect(limit.status).toBe(401);
+
+      // Nothing the anon key sent became a row, active or otherwise.
+      const rows = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+      expect(await rows.json()).toEqual([]);
+    });
+
+    it('the service key adds a signup, as the server does', async () => {
+      const added = await call(fake.serviceRoleKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com', source: '/' }), headers: { Prefer: 'return=minimal' } });
+      expect(added.status).toBe(201);
     });
 
     it('the service key lists subscribers', async () => {

@@ -137,6 +137,31 @@ for (const backend of backends) {
       await expect(store.checkReady()).resolves.toBeUndefined();
     });
 
+    it('counts signup-limit hits in one shared window: 40 racing hits are 40 points, none lost', async () => {
+      const first = await store.hitRateLimit('contract-key', 1, 60_000, false);
+      expect(first.points).toBe(1);
+      expect(first.msLeft).toBeGreaterThan(50_000);
+      expect(first.msLeft).toBeLessThanOrEqual(60_000);
+      const raced = await Promise.all(Array.from({ length: 40 }, () => store.hitRateLimit('contract-key', 1, 60_000, false)));
+      expect(raced.map((hit) => hit.points).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+      expect(await store.peekRateLimit('contract-key')).toMatchObject({ points: 41 });
+      expect(await store.peekRateLimit('another-key')).toBeNull();
+      // A forced hit starts the window again.
+      expect(await store.hitRateLimit('contract-key', 2, 60_000, true)).toMatchObject({ points: 2 });
+      expect(await store.resetRateLimit('contract-key')).toBe(true);
+      expect(await store.resetRateLimit('contract-key')).toBe(false);
+      expect(await store.peekRateLimit('contract-key')).toBeNull();
+    });
+
+    it('starts a signup-limit window again once it has run out', async () => {
+      expect(await store.hitRateLimit('short-window', 5, 50, false)).toMatchObject({ points: 5 });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await store.peekRateLimit('short-window')).toBeNull();
+      const fresh = await store.hitRateLimit('short-window', 1, 60_000, false);
+      expect(fresh.points).toBe(1);
+      expect(fresh.msLeft).toBeGreaterThan(50_000);
+    });
+
     it('adds a new address as an active subscriber', async () => {
       const before = new Date(Date.now() - 60_000);
       expect(await store.addSignup('ada@example.com', '/')).toBe('subscribed');
@@ -197,7 +222,7 @@ for (const backend of backends) {
       expect([...subscribedBy.values()].every((n) => n === 1)).toBe(true);
       expect(subscribedBy.has(addresses[1]!)).toBe(false);
       expect(await store.findSubscriberByEmail(addresses[0]!)).toMatchObject({ id: returning.id, active: true });
-      expect(await store.countSubscribers()).toEqual({ active: before.active + 99, inactive: before.inactive - 1 });
+      expect(await store.countSubscribers()).toMatchObject({ active: before.active + 99, inactive: before.inactive - 1 });
     });
 
     it('fails only the signup whose row the database refuses when others are written with it', async () => {
@@ -217,9 +242,9 @@ for (const backend of backends) {
       const before = await store.countSubscribers();
 
       expect(await store.removeSubscriber(id, 'unsubscribed')).toBe(true);
-      expect(await store.removeSubscriber(id, 'bounced')).toBe(true); // a replay changes nothing
+      expect(await store.removeSubscriber(id, 'unsubscribed')).toBe(true); // a replay changes nothing
       expect(await store.findSubscriber(id)).toMatchObject({ active: false });
-      expect(await store.countSubscribers()).toEqual({ active: before.active - 1, inactive: before.inactive + 1 });
+      expect(await store.countSubscribers()).toMatchObject({ active: before.active - 1, inactive: before.inactive + 1 });
 
       expect(await store.addSignup('linus@example.com', '/recap/2025-07-14')).toBe('subscribed');
       expect(await store.findSubscriber(id)).toMatchObject({ id, active: true });
@@ -277,7 +302,11 @@ for (const backend of backends) {
       await store.addSignup('count3@example.com', '/');
       const { id } = (await store.findSubscriberByEmail('count2@example.com'))!;
       await store.removeSubscriber(id, 'complained');
-      expect(await store.countSubscribers()).toEqual({ active: before.active + 2, inactive: before.inactive + 1 });
+      expect(await store.countSubscribers()).toEqual({
+        active: before.active + 2,
+        inactive: before.inactive + 1,
+        byStatus: { ...before.byStatus, active: before.active + 2, complained: before.byStatus.complained + 1 },
+      });
     });
 
     it('keeps one ledger row per recap and subscriber, however often it is recorded', async () => {
@@ -366,25 +395,23 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
     await db?.drop();
   });
 
-  it('uses the anon key for nothing but inserting a signup, without reading it back', async () => {
+  it('sends every request with the service key: signups are decided by the database function, not the browser key (the anon role may not insert)', async () => {
     fake.requests.length = 0;
-    await store.addSignup('anon-only@example.com', '/');
-    await store.addSignup('anon-only@example.com', '/');
-    const { id } = (await store.findSubscriberByEmail('anon-only@example.com'))!;
+    expect(await store.addSignup('service-only@example.com', '/')).toBe('subscribed');
+    expect(await store.addSignup('service-only@example.com', '/')).toBe('already_subscribed');
+    const { id } = (await store.findSubscriberByEmail('service-only@example.com'))!;
     await store.removeSubscriber(id, 'unsubscribed');
-    await store.addSignup('anon-only@example.com', '/');
+    expect(await store.addSignup('service-only@example.com', '/')).toBe('subscribed');
+    await store.hitRateLimit('service-only', 1, 60_000, false);
     await store.listActiveSubscribers(null, 10);
     await store.countSubscribers();
     await store.acquireDigestLock(RECAP, 'a', 1_000);
     await store.checkReady();
 
-    const anon = fake.requests.filter((r) => r.role === 'anon');
-    expect(anon).toHaveLength(3);
-    for (const request of anon) {
-      expect(request).toMatchObject({ method: 'POST', path: '/rest/v1/email_signups' });
-      expect(request.prefer).toContain('return=minimal');
-    }
-    expect(fake.requests.filter((r) => r.role !== 'anon').every((r) => r.role === 'service_role')).toBe(true);
+    expect(fake.requests.length).toBeGreaterThan(8);
+    expect(fake.requests.filter((r) => r.role !== 'service_role')).toEqual([]);
+    expect(fake.requests.filter((r) => r.path.startsWith('/rest/v1/rpc/signup_subscriber'))).toHaveLength(3);
+    expect(fake.requests.filter((r) => r.path.startsWith('/rest/v1/rpc/signup_rate_limit_hit'))).toHaveLength(1);
   });
 
   it('pages in the same order as the SQL store over the same database', async () => {

@@ -2,7 +2,8 @@ import { useId, useState, useSyncExternalStore, type FormEvent } from 'react';
 import { useLocation, useSearchParams } from 'react-router-dom';
 import { looksLikeEmail } from '../../content/email-address.ts';
 import { site } from '../../content/site.ts';
-import { isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
+import { HONEYPOT_FIELD } from '../honeypot.ts';
+import { CONFIRMATION_SENT, isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
 import { showToast, type ToastMessage } from '../toast.tsx';
 
 type Variant = 'card' | 'inline';
@@ -20,6 +21,7 @@ function toastFor(status: number, reply: SubscribeReply | null): ToastMessage {
   const { toasts } = site;
   if (status === 201) return toasts.subscribed;
   if (status === 409) return toasts.alreadySubscribed;
+  if (status === 202) return CONFIRMATION_SENT;
   if (status === 400 && reply?.error === 'invalid_email') {
     return { title: toasts.invalidEmail.title, description: reply.message ?? toasts.invalidEmail.description, destructive: true };
   }
@@ -34,6 +36,7 @@ function toastFor(status: number, reply: SubscribeReply | null): ToastMessage {
 export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
   const inputId = useId();
   const noteId = useId();
+  const trapId = useId();
   const { pathname } = useLocation();
   const [searchParams] = useSearchParams();
   const [email, setEmail] = useState('');
@@ -50,6 +53,8 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setOutcomeDismissed(true);
+    // Sent only when something filled it: the server then answers as if it worked and keeps nothing.
+    const trap = new FormData(event.currentTarget).get(HONEYPOT_FIELD);
     if (!looksLikeEmail(email)) {
       showToast({ ...site.toasts.invalidEmail, destructive: true });
       return;
@@ -59,11 +64,11 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
       const response = await fetch('/api/subscribe', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ email, source: pathname }),
+        body: JSON.stringify({ email, source: pathname, ...(trap ? { [HONEYPOT_FIELD]: trap } : {}) }),
       });
       const reply = (await response.json().catch(() => null)) as SubscribeReply | null;
       showToast(toastFor(response.status, reply));
-      if (response.status === 201) setEmail('');
+      if (response.status === 201 || response.status === 202) setEmail('');
     } catch {
       showToast({ ...site.toasts.failed, destructive: true });
     } finally {
@@ -90,6 +95,13 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
         className="mt-4 flex flex-col gap-3 sm:flex-row"
       >
         <input type="hidden" name="source" value={pathname} />
+        {/* The bot trap (client/honeypot.ts): moved off-screen rather than display:none, which some
+            bots skip; hidden from screen readers (aria-hidden), out of the Tab order and never
+            autofilled, so no person fills it. */}
+        <div aria-hidden="true" className="absolute -left-[10000px] top-auto h-px w-px overflow-hidden">
+          <label htmlFor={trapId}>Leave this field empty</label>
+          <input id={trapId} type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
+        </div>
         <label htmlFor={inputId} className="sr-only">
           {site.signup.label}
         </label>

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
-import { createLogger } from '../../server/logger.ts';
+import { createLogger, type Logger } from '../../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
@@ -14,16 +14,18 @@ export interface TestServer {
   url: string;
   store: Store;
   dataDir: string;
+  /** Where confirmation and welcome e-mails are written (one .eml each). */
+  outboxDir: string;
   close(): Promise<void>;
 }
 
 export const TEST_UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret-0123456789abcdef0123456789';
 
-export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig> } = {}): Promise<TestServer> {
+export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig>; logger?: Logger } = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-test-'));
   const store = options.store ?? (await openPGliteStore(join(dataDir, 'data')));
   const renderer = await loadBuiltRenderer();
-  const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: true });
+  const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: true });
   // Listen first: canonical links and redirects use SITE_URL, which in tests is the server itself.
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -35,6 +37,10 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     trustProxy: 0,
     rateLimitPerMinute: 1_000,
     unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
+    // Confirmation and welcome e-mails land in this test's own outbox (outboxDir).
+    mailer: { kind: 'outbox', dir: join(dataDir, 'outbox'), from: 'Launched Weekly <digest@localhost>' },
+    signupConfirmation: 'single',
+    welcomeEmail: false,
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
@@ -43,6 +49,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     url,
     store,
     dataDir,
+    outboxDir: join(dataDir, 'outbox'),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

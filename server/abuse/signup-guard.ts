@@ -1,0 +1,127 @@
+// The bot defences in front of POST /api/subscribe, for the JSON API and the no-JavaScript form
+// alike. In order: a limit per network address (before the body is even read), then the honeypot,
+// the disposable-domain list and a limit per e-mail address. Only a request that passes all of
+// them reaches the signup route (routes/subscribe.ts), which validates and stores as before.
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { honeypotFilled } from '../../client/honeypot.ts';
+import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
+import { sendError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { backToForm, BODY_LIMIT, safeSourcePath, subscribeBodySchema, UNAVAILABLE_MESSAGE } from '../routes/subscribe.ts';
+import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
+import type { SignupMode } from '../store/types.ts';
+import { isDisposableAddress } from './disposable.ts';
+import { rateLimitHasher } from './keyed-hash.ts';
+import { StoreRateLimiter } from './store-rate-limiter.ts';
+
+/** At most this many signups of one e-mail address per day, whoever sends them (issue 13). */
+export const SIGNUPS_PER_ADDRESS_PER_DAY = 3;
+const MINUTE_SECONDS = 60;
+const DAY_SECONDS = 86_400;
+// IPv6 clients usually hold a whole /56 or /64: counting single addresses would let one client
+// rotate through billions of them. (express-rate-limit's helper, which the previous limiter used.)
+const IPV6_SUBNET = 56;
+
+export interface SignupGuardOptions {
+  counters: RateLimitCounters;
+  /** Keys the hashes under which addresses are counted (the database never sees an address). */
+  secret: string;
+  /** RATE_LIMIT_PER_MINUTE: signup posts per network address per minute. */
+  perMinute: number;
+  knownPaths: ReadonlySet<string>;
+  /** SIGNUP_CONFIRMATION: what a successful signup answers, which the honeypot imitates. */
+  mode: SignupMode;
+  logger: Logger;
+}
+
+function isFormPost(req: Request): boolean {
+  return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+}
+
+function refererPath(req: Request): string | undefined {
+  try {
+    return new URL(req.get('referer') ?? '').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryAfter(res: Response, limited: RateLimiterRes) {
+  res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
+}
+
+export function signupGuard({ counters, secret, perMinute, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
+  const perNetworkAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
+  const perEmailAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-email', points: SIGNUPS_PER_ADDRESS_PER_DAY, duration: DAY_SECONDS });
+  const keyedHash = rateLimitHasher(secret);
+  let trapped = 0;
+
+  /** A limiter's verdict: null when allowed, the refusal when over the limit. */
+  async function over(limiter: StoreRateLimiter, key: string): Promise<RateLimiterRes | null> {
+    try {
+      await limiter.consume(key);
+      return null;
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) return refusal;
+      throw refusal;
+    }
+  }
+
+  const limitNetworkAddress: RequestHandler = async (req, res, next) => {
+    let limited: RateLimiterRes | null;
+    try {
+      limited = await over(perNetworkAddress, keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET)));
+    } catch (error) {
+      // The insurance limiter answers while the database is away, so this is not expected; if it
+      // happens the reader is told to try later, as for any store failure, never shown a 500.
+      logger.error({ err: error }, 'signup limit per network address could not be checked');
+      if (isFormPost(req)) return backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
+      return sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+    }
+    if (!limited) return next();
+    retryAfter(res, limited);
+    // The body is not read yet; the form's page is the best place to say why.
+    if (isFormPost(req)) return backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
+    sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
+  };
+
+  // The same parsers and limits as the signup route's own; a body is parsed once, so the route's
+  // parsers then let it through untouched.
+  const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
+  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
+
+  const screen: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    const viaForm = isFormPost(req);
+    if (!viaForm && !req.is('application/json')) return next();
+    const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
+    const answer = (outcome: SignupOutcome, status: number, body: object) => (viaForm ? backToForm(res, sourcePath, outcome) : res.status(status).json(body));
+
+    if (honeypotFilled(req.body)) {
+      trapped += 1;
+      logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
+      // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
+      return mode === 'double' ? answer('confirmation-sent', 202, { status: 'confirmation_sent' }) : answer('subscribed', 201, { status: 'subscribed' });
+    }
+    const parsed = subscribeBodySchema.safeParse(req.body ?? {});
+    // An invalid address is the route's to explain.
+    if (!parsed.success) return next();
+    const { email } = parsed.data;
+    if (isDisposableAddress(email)) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
+    let limited: RateLimiterRes | null;
+    try {
+      limited = await over(perEmailAddress, keyedHash('email', email));
+    } catch (error) {
+      logger.error({ err: error }, 'signup limit per e-mail address could not be checked');
+      return viaForm ? backToForm(res, sourcePath, 'unavailable') : sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+    }
+    if (limited) {
+      retryAfter(res, limited);
+      return answer('address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
+    }
+    next();
+  };
+
+  return { limitNetworkAddress, screen: [json, form, screen] };
+}

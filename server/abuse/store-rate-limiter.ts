@@ -1,0 +1,69 @@
+// rate-limiter-flexible over our own Store. The library has a PostgreSQL backend, but it needs a
+// pg pool and a table it creates itself, and the Supabase backend has no SQL connection at all; all
+// three of our backends can call the same SQL function (one atomic upsert), PGlite included, so one
+// limiter class counts in the database everywhere. What the library adds on top is why it is used:
+// keys over the limit are then refused from memory until their window ends (a flood costs one
+// database call per address per window, not one per post), and an in-memory insurance limiter
+// keeps counting, per process, while the database is unreachable.
+import { createRequire } from 'node:module';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterStoreAbstract as StoreAbstract } from 'rate-limiter-flexible';
+import type { RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
+
+// The base class of the library's own database limiters is typed in its index but not exported
+// from it at run time; the file itself is part of the published package.
+const RateLimiterStoreAbstract = createRequire(import.meta.url)('rate-limiter-flexible/lib/RateLimiterStoreAbstract.js') as typeof StoreAbstract;
+
+/**
+ * How long a count may take before the in-memory insurance limiter answers instead. A database
+ * that accepts connections but never answers would otherwise hold every signup for the pool's
+ * connect timeout once per limit, before the signup itself waits for it again
+ * (tests/store-outage.test.ts); a normal count takes a few milliseconds.
+ */
+export const COUNT_TIMEOUT_MS = 1_000;
+
+export interface StoreRateLimiterOptions {
+  counters: RateLimitCounters;
+  keyPrefix: string;
+  points: number;
+  /** Window length in seconds. */
+  duration: number;
+}
+
+// The library's store interface is untyped JavaScript; these are the hooks it calls.
+export class StoreRateLimiter extends RateLimiterStoreAbstract {
+  private readonly counters: RateLimitCounters;
+
+  constructor({ counters, keyPrefix, points, duration }: StoreRateLimiterOptions) {
+    super({
+      storeClient: counters,
+      keyPrefix,
+      points,
+      duration,
+      // Once a key is over the limit it is refused from memory until its window ends.
+      inMemoryBlockOnConsumed: points + 1,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+    });
+    this.counters = counters;
+  }
+
+  _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCount> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
+    });
+    return Promise.race([this.counters.hitRateLimit(rlKey, points, msDuration, forceExpire), late]).finally(() => clearTimeout(timer));
+  }
+
+  _get(rlKey: string): Promise<RateLimitCount | null> {
+    return this.counters.peekRateLimit(rlKey);
+  }
+
+  _delete(rlKey: string): Promise<boolean> {
+    return this.counters.resetRateLimit(rlKey);
+  }
+
+  _getRateLimiterRes(_rlKey: string, changedPoints: number, count: RateLimitCount): RateLimiterRes {
+    const isFirstInDuration = count.points === changedPoints;
+    return new RateLimiterRes(Math.max(this.points - count.points, 0), count.msLeft, count.points, isFirstInDuration);
+  }
+}

@@ -1,0 +1,26 @@
+// Counters for the signup limits, kept in the database so that every replica counts in the same
+// place (supabase/migrations/20261123000200_signup_rate_limits.sql). The keys are keyed hashes made
+// by the caller; the store never sees a network or e-mail address here.
+
+export interface RateLimitCount {
+  /** Points counted in the key's current window, this call's included. */
+  points: number;
+  /** Milliseconds until the window ends and the counter starts again. */
+  msLeft: number;
+}
+
+export interface RateLimitCounters {
+  /** Adds `points` to the key's counter, opening a fresh window of `windowMs` when none is running (or when `force`). */
+  hitRateLimit(key: string, points: number, windowMs: number, force: boolean): Promise<RateLimitCount>;
+  /** The key's counter in its running window, or null. */
+  peekRateLimit(key: string): Promise<RateLimitCount | null>;
+  /** Forgets the key's counter; true when there was one. */
+  resetRateLimit(key: string): Promise<boolean>;
+}
+
+/** The JSON the SQL functions answer with, as both SQL and REST backends receive it. */
+export function rateLimitCount(value: unknown): RateLimitCount | null {
+  if (value === null || value === undefined) return null;
+  const row = (typeof value === 'string' ? JSON.parse(value) : value) as { points: number | string; ms_left: number | string };
+  return { points: Number(row.points), msLeft: Number(row.ms_left) };
+}
