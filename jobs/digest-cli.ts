@@ -108,7 +108,7 @@ function summary(report: DigestReport): string {
   return lines.join('\n');
 }
 
-const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet']);
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'refused']);
 
 async function main() {
   const args = parseArguments(process.argv.slice(2));
@@ -174,6 +174,7 @@ async function main() {
       testRecipient: args.to,
       freshnessDays: config.digest.freshnessDays,
       timezone: config.digest.timezone,
+      production: config.env === 'production',
       log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) },
       onProgress: (progress) => {
         latest = progress;

@@ -17,6 +17,8 @@ export interface SchedulerOptions {
   recaps: readonly Recap[];
   siteUrl: string;
   unsubscribeSecret: string;
+  /** NODE_ENV=production, for the pre-send checks. */
+  production?: boolean;
   logger: Logger;
   /** The clock, for tests. */
   now?: () => Date;
@@ -54,12 +56,13 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           mode: 'scheduled',
           freshnessDays: options.freshnessDays,
           timezone: options.timezone,
+          production: options.production,
           log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
           signal: stopping.signal,
         });
         const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
         const fields = { outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
-        if (failed > 0 || report.outcome === 'stopped') logger.error(fields, `Weekly digest: ${report.message}`);
+        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'refused') logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {

@@ -18,6 +18,7 @@ import { daysBetween, formatWeekDate } from '../content/dates.ts';
 import type { Recap } from '../content/schema.ts';
 import { site } from '../content/site.ts';
 import { prepareDigest, type PreparedDigest } from '../emails/render-digest.ts';
+import { presendGate } from './digest-presend.ts';
 import type { Mailer, OutgoingMessage } from '../server/mail/types.ts';
 import type { Store, Subscriber } from '../server/store/types.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/unsubscribe-token.ts';
@@ -63,6 +64,8 @@ export interface DigestOptions {
   freshnessDays: number;
   /** Whose calendar decides which day "today" is (DIGEST_TZ). */
   timezone?: string;
+  /** NODE_ENV=production: the pre-send checks also refuse local and example links. */
+  production?: boolean;
   log?: DigestLog;
   onProgress?: (progress: DigestProgress) => void;
   /** Stops the run before its next batch; the batch in flight finishes and is recorded. */
@@ -91,6 +94,7 @@ export type DigestOutcome =
   | 'no-recap'
   | 'unknown-recap'
   | 'not-yet'
+  | 'refused'
   | 'stopped';
 
 export interface DigestReport {
@@ -200,6 +204,8 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
   log?.info(`Recap: ${label} — ${recap.headline} (${recap.path}, ${ageDays === 0 ? 'dated today' : ageDays > 0 ? `${plural(ageDays, 'day')} old` : `dated ${recap.date}`})`);
 
   const digest = await prepareDigest(recap, siteUrl);
+  const refusal = presendGate(digest, { siteUrl, production: options.production, label, log });
+  if (refusal) return finish('refused', refusal);
   const messageFor = (subscriber: Subscriber, subjectPrefix = ''): OutgoingMessage => {
     const url = unsubscribeUrlFor(siteUrl, createUnsubscribeToken(subscriber.id, unsubscribeSecret));
     const copy = digest.personalize(url);

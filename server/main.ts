@@ -75,6 +75,7 @@ async function start() {
       recaps,
       siteUrl: config.siteUrl,
       unsubscribeSecret: config.unsubscribeSecret,
+      production: config.env === 'production',
       logger,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
