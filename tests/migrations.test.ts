@@ -117,10 +117,12 @@ for (const kind of kinds) {
           { relname: 'app_migrations', relrowsecurity: true },
           { relname: 'digest_deliveries', relrowsecurity: true },
           { relname: 'digest_locks', relrowsecurity: true },
+          { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
+          { relname: 'subscriber_state_history', relrowsecurity: true },
         ]);
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
-        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'release_digest_lock']);
+        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'record_subscriber_states', 'release_digest_lock', 'report_snapshot', 'subscriber_state_of']);
       } finally {
         await drop();
       }

@@ -1,6 +1,7 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
 import { pendingMigrations } from './migrate.ts';
+import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
@@ -225,6 +226,20 @@ export class SqlStore implements Store {
 
   async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
     await this.run('delete from public.digest_locks where recap_date = $1::date and holder = $2', [recapDate, holder]);
+  }
+
+  async recordEmailEvent(event: EmailEvent): Promise<void> {
+    await this.run(
+      `insert into public.email_events (svix_id, event_type, provider_message_id, subscriber_id, occurred_at)
+       values ($1, $2, $3, $4, $5) on conflict (svix_id) do nothing`,
+      [event.svixId, event.type, event.providerMessageId, event.subscriberId, event.occurredAt.toISOString()],
+    );
+  }
+
+  async reportSnapshot(weeks: number): Promise<ReportSnapshot> {
+    const result = await this.run<{ snapshot: unknown }>('select public.report_snapshot($1::int) as snapshot', [weeks]);
+    const raw = result.rows[0]?.snapshot;
+    return reportSnapshotSchema.parse(typeof raw === 'string' ? JSON.parse(raw) : raw);
   }
 
   async checkReady(): Promise<void> {

@@ -5,6 +5,7 @@
 // applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { loadMigrations } from './migrate.ts';
+import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import {
   StoreUnavailableError,
   type Delivery,
@@ -260,6 +261,24 @@ class SupabaseStore implements Store {
   async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
     const released = await this.service.rpc('release_digest_lock', { p_recap_date: recapDate, p_holder: holder });
     if (released.error) throw failure('releasing the digest lease', released);
+  }
+
+  async recordEmailEvent(event: EmailEvent): Promise<void> {
+    const row = {
+      svix_id: event.svixId,
+      event_type: event.type,
+      provider_message_id: event.providerMessageId,
+      subscriber_id: event.subscriberId,
+      occurred_at: event.occurredAt.toISOString(),
+    };
+    const written = await this.service.from('email_events').upsert(row, { onConflict: 'svix_id', ignoreDuplicates: true });
+    if (written.error) throw failure('recording a webhook event', written);
+  }
+
+  async reportSnapshot(weeks: number): Promise<ReportSnapshot> {
+    const answer = await this.service.rpc('report_snapshot', { p_weeks: weeks });
+    if (answer.error) throw failure('reading the report', answer);
+    return reportSnapshotSchema.parse(answer.data);
   }
 
   async checkReady(): Promise<void> {

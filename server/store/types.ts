@@ -1,5 +1,6 @@
 // The one storage interface the server and the job depend on. Three backends implement it:
 // PGlite (embedded default), Postgres (DATABASE_URL) and Supabase (REST with the project's keys).
+import type { ReportStore } from './report-types.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
 
@@ -25,7 +26,7 @@ export interface Delivery {
   providerMessageId: string | null;
 }
 
-export interface Store {
+export interface Store extends ReportStore {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**

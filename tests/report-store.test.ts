@@ -1,0 +1,100 @@
+// The report's part of the store contract, on all three backends: webhook events stored once,
+// and one snapshot whose figures match what happened to the list and the ledger.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../server/store/migrate.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
+import { openSupabaseStore } from '../server/store/supabase.ts';
+import type { Store } from '../server/store/types.ts';
+import { startFakePostgrest } from './support/fake-postgrest.ts';
+import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { createSupabaseRoles } from './support/supabase-roles.ts';
+
+interface Opened {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+const backends: { name: string; available: boolean; open(): Promise<Opened> }[] = [
+  {
+    name: 'pglite',
+    available: true,
+    async open() {
+      const store = await openPGliteStore(null);
+      return { store, cleanup: () => store.close() };
+    },
+  },
+  {
+    name: 'postgres',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createTestDatabase();
+      const store = await openPostgresStore(db.url);
+      return { store, cleanup: async () => (await store.close(), await db.drop()) };
+    },
+  },
+  {
+    name: 'supabase',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createTestDatabase();
+      await createSupabaseRoles(db.url);
+      const client = createPgClient(db.url, { max: 1 });
+      await migrate(client).finally(() => client.close());
+      const fake = await startFakePostgrest(db.url);
+      const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
+      return { store, cleanup: async () => (await store.close(), await fake.close(), await db.drop()) };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`report figures on ${backend.name}`, () => {
+    let opened: Opened;
+    let store: Store;
+    beforeAll(async () => {
+      opened = await backend.open();
+      store = opened.store;
+    });
+    afterAll(() => opened?.cleanup());
+
+    it('counts states, signups, sources and each recap’s bounces and complaints', async () => {
+      const addresses = ['a@r.test', 'b@r.test', 'c@r.test', 'd@r.test', 'e@r.test'];
+      for (const [i, email] of addresses.entries()) await store.addSignup(email, i < 3 ? '/' : '/weekly-recap-july-14');
+      await store.addSignup('f@r.test', null);
+      const ids = await Promise.all([...addresses, 'f@r.test'].map(async (email) => (await store.findSubscriberByEmail(email))!.id));
+      await store.recordDeliveries('2025-07-14', ids.map((subscriberId, i) => ({ subscriberId, providerMessageId: `msg-${i}` })));
+      await store.removeSubscriber(ids[0]!, 'unsubscribed');
+      await store.removeSubscriber(ids[1]!, 'bounced');
+      await store.removeSubscriber(ids[2]!, 'complained');
+
+      const bounce = { svixId: 'msg_bounce_1', type: 'email.bounced', providerMessageId: 'msg-1', subscriberId: ids[1]!, occurredAt: new Date() };
+      await store.recordEmailEvent(bounce);
+      await store.recordEmailEvent(bounce); // a replayed delivery
+      await store.recordEmailEvent({ svixId: 'msg_complaint_1', type: 'email.complained', providerMessageId: 'msg-2', subscriberId: ids[2]!, occurredAt: new Date() });
+      await store.recordEmailEvent({ svixId: 'msg_delivered_1', type: 'email.delivered', providerMessageId: 'msg-3', subscriberId: ids[3]!, occurredAt: new Date() });
+      await store.recordEmailEvent({ svixId: 'msg_unknown_1', type: 'email.bounced', providerMessageId: 'not-ours', subscriberId: null, occurredAt: new Date() });
+
+      const snapshot = await store.reportSnapshot(52);
+      expect(snapshot.totals).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
+      expect(snapshot.sources).toEqual([
+        { source: '/', signups: 3 },
+        { source: '/weekly-recap-july-14', signups: 2 },
+        { source: '(unknown)', signups: 1 },
+      ]);
+      expect(snapshot.sends).toEqual([expect.objectContaining({ recapDate: '2025-07-14', sent: 6, bounced: 1, complained: 1 })]);
+      const thisWeek = snapshot.weeks.at(-1)!;
+      expect(thisWeek.states).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
+      expect(thisWeek.signups).toBe(6);
+      expect(snapshot.weeks).toHaveLength(1);
+    });
+
+    it('shows a returning reader as active again', async () => {
+      const before = (await store.reportSnapshot(52)).totals;
+      await store.addSignup('a@r.test', '/about');
+      const after = (await store.reportSnapshot(52)).totals;
+      expect(after.active).toBe(before.active! + 1);
+      expect(after.unsubscribed ?? 0).toBe(before.unsubscribed! - 1);
+    });
+  });
+}
