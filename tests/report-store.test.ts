@@ -98,3 +98,45 @@ for (const backend of backends) {
     });
   });
 }
+
+describe.skipIf(postgresUrl === null)('weekly history', () => {
+  it('counts each week by the state each subscriber was in at its end, and signups in the week they happened', async () => {
+    const db = await createTestDatabase();
+    const store = await openPostgresStore(db.url);
+    const sql = createPgClient(db.url, { max: 1 });
+    try {
+      await store.addSignup('early@r.test', '/');
+      await store.addSignup('later@r.test', '/archive');
+      const early = (await store.findSubscriberByEmail('early@r.test'))!.id;
+      await store.removeSubscriber(early, 'unsubscribed');
+      // Moved into the past as if it had happened then: early joined three weeks ago and left
+      // last week; later joined two weeks ago.
+      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
+      await sql.query(`update public.email_signups set created_at = ${weekStart(3)} where email = 'early@r.test'`);
+      await sql.query(`update public.email_signups set created_at = ${weekStart(2)} where email = 'later@r.test'`);
+      await sql.query(
+        `update public.subscriber_state_history h set changed_at = case
+           when h.state = 'active' and s.email = 'early@r.test' then ${weekStart(3)}
+           when h.state = 'active' then ${weekStart(2)}
+           else ${weekStart(1)} end
+         from public.email_signups s where s.id::text = h.subscriber_id`,
+      );
+
+      const weeks = (await store.reportSnapshot(52)).weeks;
+      expect(weeks.map((w) => ({ states: w.states, signups: w.signups }))).toEqual([
+        { states: { active: 1, unsubscribed: 0 }, signups: 1 },
+        { states: { active: 2, unsubscribed: 0 }, signups: 1 },
+        { states: { active: 1, unsubscribed: 1 }, signups: 0 },
+        { states: { active: 1, unsubscribed: 1 }, signups: 0 },
+      ]);
+      expect((await store.reportSnapshot(2)).weeks.map((w) => w.states)).toEqual([
+        { active: 1, unsubscribed: 1 },
+        { active: 1, unsubscribed: 1 },
+      ]);
+    } finally {
+      await sql.close();
+      await store.close();
+      await db.drop();
+    }
+  });
+});
