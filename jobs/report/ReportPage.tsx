@@ -13,7 +13,7 @@ h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 6px}
 section{background:#fff;border:1px solid #e3e6ea;border-radius:8px;padding:16px 18px;margin-top:18px}
 .lede{color:#555;margin:0 0 8px}.muted{color:#666;font-size:13px}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:12px}
-.card{flex:1 1 120px;background:#fff;border:1px solid #e3e6ea;border-radius:8px;padding:10px 12px}
+.card{flex:1 1 90px;background:#fff;border:1px solid #e3e6ea;border-radius:8px;padding:10px 12px}
 .card b{display:block;font-size:24px}
 table{border-collapse:collapse;width:100%;margin-top:10px;font-size:14px}
 th,td{text-align:right;padding:4px 6px;border-bottom:1px solid #eceff1}th:first-child,td:first-child{text-align:left}

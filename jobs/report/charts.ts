@@ -74,7 +74,7 @@ export function signupsSpec(data: ReportData): TopLevelSpec {
 export function sourcesSpec(data: ReportData): TopLevelSpec {
   const values = data.snapshot.sources.map((s) => ({ page: s.source, signups: s.signups }));
   const encoding = {
-    y: { field: 'page', type: 'nominal', sort: null, title: null }, // already in order: most signups first
+    y: { field: 'page', type: 'nominal', sort: null, title: null, axis: { labelLimit: 300 } }, // already in order: most signups first
     x: { field: 'signups', type: 'quantitative', title: 'signups (all time)', axis: { tickMinStep: 1 } },
   };
   return {
