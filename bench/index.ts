@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   signup: async () => (await import('./signup.ts')).runSignupBench(),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
+  report: async () => (await import('./report.ts')).runReportBench(),
 };
 
 const requested = process.argv.slice(2);

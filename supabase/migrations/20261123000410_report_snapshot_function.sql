@@ -1,13 +1,19 @@
 -- The operator's report in one call: weekly subscriber states and signups, the top source pages,
 -- and each recap's sends with the bounces and complaints attributed to it. One function, so the
 -- SQL store calls it directly and the Supabase store through /rest/v1/rpc, and all three backends
--- give the same figures. Every part is a grouped scan or an index join; nothing is per row.
+-- give the same figures. Every part is a grouped scan or an index join; nothing is per row. The
+-- CTEs read from correlated subqueries are MATERIALIZED, so each is computed once, not once per
+-- week. At 100,000 subscribers see bench/RESULTS.md ("Operator report").
 create or replace function public.report_snapshot(p_weeks integer)
 returns jsonb
 language sql
 stable
 security invoker
 set search_path = ''
+-- The planner's row guesses for generate_series and the correlated subqueries put the cost far
+-- above jit_above_cost, and compiling the plan took 4.4 s of a 4.5 s call; the query itself runs in
+-- milliseconds.
+set jit = off
 as $$
   with bounds as (
     select date_trunc('week', now()) as this_week,
@@ -31,17 +37,17 @@ as $$
     union all
     select s.state, greatest(date_trunc('week', s.until), b.first_week), -1 from spans s, bounds b where s.until is not null
   ),
-  per_week as (
+  per_week as materialized (
     select week_start, state, sum(d) as d from deltas group by week_start, state
   ),
   grid as (
     select w.week_start, st.state from weeks w cross join (select distinct state from spans) st
   ),
-  states as (
+  states as materialized (
     select g.week_start, g.state, (sum(coalesce(p.d, 0)) over (partition by g.state order by g.week_start))::int as n
     from grid g left join per_week p on p.week_start = g.week_start and p.state = g.state
   ),
-  signups as (
+  signups as materialized (
     select date_trunc('week', created_at) as week_start, count(*)::int as n
     from public.email_signups, bounds b
     where created_at >= b.first_week
@@ -51,11 +57,11 @@ as $$
     select coalesce(nullif(source, ''), '(unknown)') as source, count(*)::int as n
     from public.email_signups group by 1 order by 2 desc, 1 limit 10
   ),
-  sends as (
+  sends as materialized (
     select recap_date, count(*)::int as sent, min(sent_at) as first_sent, max(sent_at) as last_sent
     from public.digest_deliveries group by recap_date
   ),
-  attributed as (
+  attributed as materialized (
     select d.recap_date, e.event_type, count(distinct e.provider_message_id)::int as n
     from public.email_events e
     join public.digest_deliveries d on d.provider_message_id = e.provider_message_id
