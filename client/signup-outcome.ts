@@ -3,8 +3,14 @@
 // the form writes the same words next to itself. The server imports the codes from here.
 import { site } from '../content/site.ts';
 
-export const SIGNUP_OUTCOMES = ['subscribed', 'already-subscribed', 'invalid-email', 'rate-limited', 'unavailable'] as const;
+export const SIGNUP_OUTCOMES = ['subscribed', 'already-subscribed', 'confirmation-sent', 'invalid-email', 'rate-limited', 'unavailable'] as const;
 export type SignupOutcome = (typeof SIGNUP_OUTCOMES)[number];
+
+/** Double opt-in (SIGNUP_CONFIRMATION=double), and any signup of a suppressed address: 202. */
+export const CONFIRMATION_SENT = {
+  title: 'Check your inbox',
+  description: 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.',
+} as const;
 
 export const RATE_LIMITED_MESSAGE = 'Too many attempts from your connection. Please wait a minute and try again.';
 
@@ -25,6 +31,8 @@ export function outcomeMessage(outcome: SignupOutcome): OutcomeMessage {
       return { ...toasts.subscribed, destructive: false };
     case 'already-subscribed':
       return { ...toasts.alreadySubscribed, destructive: false };
+    case 'confirmation-sent':
+      return { ...CONFIRMATION_SENT, destructive: false };
     case 'invalid-email':
       return { ...toasts.invalidEmail, destructive: true };
     case 'rate-limited':

@@ -113,10 +113,11 @@ const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-fail
 async function main() {
   const args = parseArguments(process.argv.slice(2));
   // Loaded after the arguments are checked, so --help and typos answer at once.
-  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }] = await Promise.all([
+  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }] = await Promise.all([
     import('../server/mail/index.ts'),
     import('../server/store/index.ts'),
     import('./weekly-digest.ts'),
+    import('./prune-pending.ts'),
   ]);
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
@@ -158,6 +159,11 @@ async function main() {
       printed = latest;
     }
   }, PROGRESS_EVERY_MS);
+
+  // Unconfirmed signups older than 30 days go with every real run (not a dry run or a test send).
+  if (!args.dryRun && !args.to) {
+    await prunePendingSignups({ store, log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) } });
+  }
 
   let report: DigestReport;
   try {

@@ -6,6 +6,7 @@ import type { Recap } from '../content/schema.ts';
 import type { Logger } from '../server/logger.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
+import { prunePendingSignups } from './prune-pending.ts';
 import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
 
 export interface SchedulerOptions {
@@ -46,6 +47,8 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     if (running) return running;
     running = (async () => {
       try {
+        const log = { info: (line: string) => logger.info(line), warn: (line: string) => logger.warn(line) };
+        const prunedPending = await prunePendingSignups({ store: options.store, log });
         const report = await runWeeklyDigest({
           store: options.store,
           mailer: options.mailer,
@@ -61,7 +64,7 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           signal: stopping.signal,
         });
         const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
-        const fields = { outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
+        const fields = { prunedPending, outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
         if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'refused') logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;

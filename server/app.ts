@@ -16,9 +16,18 @@ import { feedsRouter } from './routes/feeds.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { backToForm, safeSourcePath, subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
+import { createMailer, type Mailer } from './mail/index.ts';
+import { confirmRouter } from './routes/confirm.ts';
+import { subscriptionRouter } from './routes/subscription.ts';
 import type { Store } from './store/types.ts';
+import { subscriberKeys } from './subscriber-keys.ts';
+import { subscriberMail } from './subscriber-mail.ts';
 
-export type AppConfig = Pick<Config, 'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'>;
+export type AppConfig = Pick<
+  Config,
+  'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
+> &
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -27,6 +36,8 @@ export interface AppDeps {
   logger: Logger;
   /** Built client files (dist/client), or Vite's dev middleware. */
   assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
+  /** For confirmation and welcome e-mails; made from config.mailer on first use when not given. */
+  mailer?: Mailer;
 }
 
 /** Every page path the site has: home, archive, about and one per recap. */
@@ -36,8 +47,23 @@ export function sitePaths(): ReadonlySet<string> {
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-export function createApp({ config, store, renderer, logger, assets }: AppDeps) {
+export function createApp({ config, store, renderer, logger, assets, mailer }: AppDeps) {
   const app = express();
+  const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
+  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
+  let mailerMade: Promise<Mailer> | undefined;
+  const mail = subscriberMail({
+    mailer: () => {
+      if (mailer) return Promise.resolve(mailer);
+      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
+      mailerMade ??= createMailer(config.mailer);
+      return mailerMade;
+    },
+    siteUrl: config.siteUrl,
+    secret: config.unsubscribeSecret,
+  });
+  const welcome = config.welcomeEmail === true;
+  const onMailError = (error: unknown, kind: string) => logger.error({ err: error }, `${kind} e-mail could not be sent`);
   const production = config.env === 'production';
   const knownPaths = sitePaths();
   app.disable('x-powered-by');
@@ -120,8 +146,15 @@ export function createApp({ config, store, renderer, logger, assets }: AppDeps) 
       store,
       knownPaths,
       onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
+      mode: config.signupConfirmation ?? 'single',
+      keys,
+      mail,
+      welcome,
+      onMailError,
     }),
   );
+  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
   app.post('/unsubscribe', limiter);
   app.use(
     unsubscribeRouter({

@@ -71,6 +71,10 @@ const envSchema = z.object({
     .int()
     .min(1, 'must be at least 1, e.g. 10')
     .default(10),
+  SIGNUP_CONFIRMATION: z
+    .enum(['single', 'double'], { message: 'must be single (subscribed at once) or double (confirmed by e-mail first), e.g. double' })
+    .default('single'),
+  WELCOME_EMAIL: z.enum(['on', 'off'], { message: 'must be on or off, e.g. on' }).default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -115,6 +119,10 @@ export interface Config {
   trustProxy: number;
   /** Signup and unsubscribe posts allowed per client address per minute. */
   rateLimitPerMinute: number;
+  /** SIGNUP_CONFIRMATION: `double` keeps a signup pending until its owner confirms by e-mail. */
+  signupConfirmation: 'single' | 'double';
+  /** WELCOME_EMAIL: one welcome e-mail per address, when it becomes active. */
+  welcomeEmail: boolean;
   logLevel: Env['LOG_LEVEL'];
   /** Which development defaults were filled in, for the one start-up line that says so. */
   defaultsUsed: string[];
@@ -206,6 +214,8 @@ export async function parseConfig(
     digest: { cron: env.DIGEST_CRON === 'off' ? 'off' : env.DIGEST_CRON, timezone: env.DIGEST_TZ, freshnessDays: env.DIGEST_FRESHNESS_DAYS },
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    signupConfirmation: env.SIGNUP_CONFIRMATION,
+    welcomeEmail: env.WELCOME_EMAIL === 'on',
     logLevel: env.LOG_LEVEL,
     defaultsUsed,
   };

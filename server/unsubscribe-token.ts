@@ -41,3 +41,51 @@ export function verifyUnsubscribeToken(token: unknown, secret: string, previousS
 export function unsubscribeUrlFor(siteUrl: string, token: string): string {
   return `${siteUrl.replace(/\/+$/, '')}/unsubscribe?token=${encodeURIComponent(token)}`;
 }
+
+/** The subscription page ('Your subscription') takes the same token as the unsubscribe link. */
+export function subscriptionUrlFor(siteUrl: string, token: string): string {
+  return `${siteUrl.replace(/\/+$/, '')}/subscription?token=${encodeURIComponent(token)}`;
+}
+
+// Confirmation links (double opt-in) name the record and the moment they were made, and stop
+// working after CONFIRM_TOKEN_DAYS: a link found in an old mailbox months later must not add
+// anyone. Their own purpose label keeps an unsubscribe token from passing as one, and back.
+export const CONFIRM_TOKEN_DAYS = 7;
+const CONFIRM_TOKEN_MS = CONFIRM_TOKEN_DAYS * 24 * 60 * 60 * 1000;
+const ISSUED = /^[0-9a-z]{1,11}$/;
+
+function confirmMac(id: Buffer, issued: string, secret: string): Buffer {
+  return createHmac('sha256', secret).update('confirm\0').update(issued).update('\0').update(id).digest();
+}
+
+export function createConfirmToken(subscriberId: string, issuedAt: Date, secret: string): string {
+  const id = Buffer.from(subscriberId, 'utf8');
+  const issued = Math.floor(issuedAt.getTime() / 1000).toString(36);
+  return `${id.toString('base64url')}.${issued}.${confirmMac(id, issued, secret).toString('base64url')}`;
+}
+
+export type ConfirmTokenCheck = { ok: true; subscriberId: string } | { ok: false; reason: 'invalid' | 'expired' };
+
+/** Whether a confirmation token is genuine and still within its 7 days at `now`. */
+export function verifyConfirmToken(token: unknown, now: Date, secret: string, previousSecrets: readonly string[] = []): ConfirmTokenCheck {
+  const invalid = { ok: false, reason: 'invalid' } as const;
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return invalid;
+  const parts = token.split('.');
+  if (parts.length !== 3) return invalid;
+  const [idPart, issued, macPart] = parts as [string, string, string];
+  if (!BASE64URL.test(idPart) || !ISSUED.test(issued) || !BASE64URL.test(macPart)) return invalid;
+  const id = Buffer.from(idPart, 'base64url');
+  if (id.toString('base64url') !== idPart) return invalid;
+  const given = Buffer.from(macPart, 'base64url');
+  if (given.length !== MAC_BYTES || given.toString('base64url') !== macPart) return invalid;
+  if (![secret, ...previousSecrets].some((candidate) => timingSafeEqual(given, confirmMac(id, issued, candidate)))) return invalid;
+  const subscriberId = id.toString('utf8');
+  if (!Buffer.from(subscriberId, 'utf8').equals(id)) return invalid;
+  // Checked after the signature, so an expired answer is only ever given for a link we made.
+  if (now.getTime() - parseInt(issued, 36) * 1000 > CONFIRM_TOKEN_MS) return { ok: false, reason: 'expired' };
+  return { ok: true, subscriberId };
+}
+
+export function confirmUrlFor(siteUrl: string, token: string): string {
+  return `${siteUrl.replace(/\/+$/, '')}/confirm?token=${encodeURIComponent(token)}`;
+}

@@ -120,9 +120,22 @@ for (const kind of kinds) {
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
           { relname: 'subscriber_state_history', relrowsecurity: true },
+          { relname: 'subscriber_suppressions', relrowsecurity: true },
         ]);
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
-        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'record_subscriber_states', 'release_digest_lock', 'report_snapshot', 'subscriber_state_of']);
+        expect(functions.rows.map((r) => r.proname)).toEqual([
+          'acquire_digest_lock',
+          'activate_subscriber',
+          'delete_subscriber',
+          'email_signups_normalise_email',
+          'mark_subscriber_left',
+          'prune_pending_subscribers',
+          'record_subscriber_states',
+          'release_digest_lock',
+          'report_snapshot',
+          'signup_subscriber',
+          'subscriber_state_of',
+        ]);
       } finally {
         await drop();
       }
@@ -143,12 +156,72 @@ for (const kind of kinds) {
         const columns = await client.query<{ column_name: string }>(
           `select column_name from information_schema.columns where table_schema = 'public' and table_name = 'email_signups' order by ordinal_position`,
         );
-        expect(columns.rows.map((c) => c.column_name)).toEqual(['id', 'email', 'created_at', 'source', 'unsubscribed_at', 'unsubscribe_reason', 'resubscribed_at']);
+        expect(columns.rows.map((c) => c.column_name)).toEqual([
+          'id',
+          'email',
+          'created_at',
+          'source',
+          'unsubscribed_at',
+          'unsubscribe_reason',
+          'resubscribed_at',
+          'pending_since',
+          'status_changed_at',
+          'confirmed_at',
+          'signup_ip_hash',
+          'confirm_ip_hash',
+          'confirmation_sent_at',
+          'welcomed_at',
+          'status',
+        ]);
+        const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
+        expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);
+        expect(states.rows.map((row) => row.status_changed_at)).toEqual(before.rows.map((row) => row.created_at));
         // The old unique constraint is what the signup relies on; no second index is added beside it.
         const unique = await client.query<{ indexname: string }>(
           `select indexname from pg_indexes where schemaname = 'public' and tablename = 'email_signups' and indexdef ilike '%unique%(email)%'`,
         );
         expect(unique.rows.map((r) => r.indexname)).toEqual(['email_signups_email_key']);
+      } finally {
+        await drop();
+      }
+    });
+
+    it('normalise old addresses and merge rows that differ only in case, keeping the stricter state and every ledger row', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        // As the old site could leave it: no unique key on the address, capitals and spaces kept.
+        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
+          insert into public.email_signups (id, email, created_at) values
+            ('00000000-0000-4000-8000-000000000001', 'Pat@Example.com', '2025-03-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-000000000002', ' pat@example.com', '2025-02-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-000000000003', 'PAT@EXAMPLE.COM', '2025-04-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-000000000004', 'Solo@Example.com ', '2025-05-01T00:00:00Z');`);
+        await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+        // One copy complained, one received two recaps, another the second of them too.
+        await client.exec(`update public.email_signups set unsubscribed_at = '2025-05-05T00:00:00Z', unsubscribe_reason = 'complained'
+                             where id = '00000000-0000-4000-8000-000000000003';
+          insert into public.digest_deliveries (recap_date, subscriber_id) values
+            ('2025-07-07', '00000000-0000-4000-8000-000000000001'), ('2025-07-14', '00000000-0000-4000-8000-000000000001'),
+            ('2025-07-14', '00000000-0000-4000-8000-000000000002');`);
+        await migrate(client);
+        const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
+          'select id::text, email, status, created_at from public.email_signups order by email',
+        );
+        expect(rows.rows).toEqual([
+          { id: '00000000-0000-4000-8000-000000000003', email: 'pat@example.com', status: 'complained', created_at: new Date('2025-02-01T00:00:00Z') },
+          { id: '00000000-0000-4000-8000-000000000004', email: 'solo@example.com', status: 'active', created_at: new Date('2025-05-01T00:00:00Z') },
+        ]);
+        const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
+          "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1",
+        );
+        expect(ledger.rows).toEqual([
+          { recap_date: '2025-07-07', subscriber_id: '00000000-0000-4000-8000-000000000003' },
+          { recap_date: '2025-07-14', subscriber_id: '00000000-0000-4000-8000-000000000003' },
+        ]);
+        // From now on the database itself stores every address normalised, whoever writes it.
+        await client.exec(`insert into public.email_signups (email) values ('  New.Reader@Example.COM')`);
+        const added = await client.query<{ email: string }>("select email from public.email_signups where email like 'new%'");
+        expect(added.rows).toEqual([{ email: 'new.reader@example.com' }]);
       } finally {
         await drop();
       }
@@ -201,7 +274,7 @@ describe('The embedded store opens an old data directory', () => {
     await raw.close();
     const store = await openPGliteStore(dataDir);
     try {
-      expect(await store.countSubscribers()).toEqual({ active: 3, inactive: 0 });
+      expect(await store.countSubscribers()).toMatchObject({ active: 3, inactive: 0 });
       expect(await store.addSignup('fan@example.com', '/')).toBe('already_subscribed');
       expect((await store.findSubscriberByEmail('early@example.com'))?.createdAt.toISOString()).toBe('2025-02-03T10:00:00.000Z');
       await expect(store.checkReady()).resolves.toBeUndefined();

@@ -111,7 +111,7 @@ describe('accepted events', () => {
     expect([first.status, again.status]).toEqual([200, 200]);
     expect(await server.store.countSubscribers()).toEqual(before);
     expect((await server.store.findSubscriberByEmail('replayed@example.com'))?.active).toBe(false);
-    // A complaint after the bounce does not overwrite the first reason (checked at the end).
+    // A complaint after the bounce makes it the stricter state, complained (checked at the end).
     const complaint = JSON.stringify(emailEvent('email.complained', 'replayed@example.com'));
     expect((await deliver(server, complaint, signed(complaint))).status).toBe(200);
   });
@@ -196,7 +196,7 @@ describe('refused deliveries', () => {
 });
 
 describe('what the database records', () => {
-  it('the reason of each removal, the first one kept', async () => {
+  it('the reason of each removal, the stricter one kept', async () => {
     await store.close();
     storeOpen = false;
     const db = new PGlite(join(dataDir, 'db'));
@@ -209,7 +209,7 @@ describe('what the database records', () => {
         'full-mailbox@example.com': null,
         'gone@example.com': 'bounced',
         'reader@example.com': null,
-        'replayed@example.com': 'bounced',
+        'replayed@example.com': 'complained',
         'stays@example.com': null,
         'target@example.com': null,
       });

@@ -2,7 +2,7 @@ import { useId, useState, useSyncExternalStore, type FormEvent } from 'react';
 import { useLocation, useSearchParams } from 'react-router-dom';
 import { looksLikeEmail } from '../../content/email-address.ts';
 import { site } from '../../content/site.ts';
-import { isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
+import { CONFIRMATION_SENT, isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
 import { showToast, type ToastMessage } from '../toast.tsx';
 
 type Variant = 'card' | 'inline';
@@ -20,6 +20,7 @@ function toastFor(status: number, reply: SubscribeReply | null): ToastMessage {
   const { toasts } = site;
   if (status === 201) return toasts.subscribed;
   if (status === 409) return toasts.alreadySubscribed;
+  if (status === 202) return CONFIRMATION_SENT;
   if (status === 400 && reply?.error === 'invalid_email') {
     return { title: toasts.invalidEmail.title, description: reply.message ?? toasts.invalidEmail.description, destructive: true };
   }
@@ -63,7 +64,7 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
       });
       const reply = (await response.json().catch(() => null)) as SubscribeReply | null;
       showToast(toastFor(response.status, reply));
-      if (response.status === 201) setEmail('');
+      if (response.status === 201 || response.status === 202) setEmail('');
     } catch {
       showToast({ ...site.toasts.failed, destructive: true });
     } finally {

@@ -4,8 +4,10 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../../content/email-address.ts';
 import type { SignupOutcome } from '../../client/signup-outcome.ts';
-import type { Store } from '../store/types.ts';
+import type { SignupDecision, SignupMode, Store } from '../store/types.ts';
 import { sendError } from '../errors.ts';
+import type { SubscriberKeys } from '../subscriber-keys.ts';
+import type { SubscriberMail } from '../subscriber-mail.ts';
 
 /** The request body, for the API and the tests alike. */
 export const subscribeBodySchema = z.object(
@@ -34,6 +36,60 @@ export interface SubscribeOptions {
   /** Paths a form may come from; anything else is sent back to the home page. */
   knownPaths: ReadonlySet<string>;
   onStoreError: (error: unknown) => void;
+  /** SIGNUP_CONFIRMATION. */
+  mode: SignupMode;
+  keys: SubscriberKeys;
+  mail: SubscriberMail;
+  /** WELCOME_EMAIL=on. */
+  welcome: boolean;
+  /** A confirmation or welcome e-mail that could not be sent (the signup itself is stored). */
+  onMailError: (error: unknown, kind: 'confirmation' | 'welcome') => void;
+}
+
+/** The answer a signup gets, by what the database decided (DESIGN.md's HTTP contract). */
+function answerFor(decision: SignupDecision): { status: number; body: { status: string }; outcome: SignupOutcome } {
+  switch (decision.outcome) {
+    case 'subscribed':
+      return { status: 201, body: { status: 'subscribed' }, outcome: 'subscribed' };
+    case 'already_subscribed':
+      return { status: 409, body: { status: 'already_subscribed' }, outcome: 'already-subscribed' };
+    // Double mode and suppressed addresses: one answer whatever the state, so the API tells
+    // nobody who is on the list.
+    case 'send_confirmation':
+    case 'nothing_to_send':
+      return { status: 202, body: { status: 'confirmation_sent' }, outcome: 'confirmation-sent' };
+  }
+}
+
+/**
+ * Sends what a signup made due: the confirmation e-mail, or (WELCOME_EMAIL=on) the welcome for a
+ * new subscriber, claimed once per address in the database first. A failure is logged, not
+ * shown: the address is stored either way.
+ */
+async function mailAfterSignup(decision: SignupDecision, email: string, options: SubscribeOptions): Promise<void> {
+  const { store, mail, welcome, onMailError } = options;
+  if (decision.outcome === 'send_confirmation') {
+    const sent = await mail.sendConfirmation(decision.subscriberId, email).catch((error: unknown) => ({ status: 'failed' as const, reason: String(error) }));
+    if (sent.status === 'failed') onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
+  } else if (decision.outcome === 'subscribed' && welcome) {
+    await sendWelcomeOnce(store, mail, decision.subscriberId, email, onMailError);
+  }
+}
+
+export async function sendWelcomeOnce(
+  store: Store,
+  mail: SubscriberMail,
+  subscriberId: string,
+  email: string,
+  onMailError: SubscribeOptions['onMailError'],
+): Promise<void> {
+  try {
+    if (!(await store.claimWelcome(subscriberId))) return;
+    const sent = await mail.sendWelcome(subscriberId, email);
+    if (sent.status === 'failed') onMailError(new Error(`welcome e-mail not sent: ${sent.reason}`), 'welcome');
+  } catch (error) {
+    onMailError(error, 'welcome');
+  }
 }
 
 const BODY_LIMIT = '4kb';
@@ -50,7 +106,8 @@ export function safeSourcePath(value: unknown, knownPaths: ReadonlySet<string>):
   return typeof value === 'string' && knownPaths.has(value) ? value : '/';
 }
 
-export function subscribeRouter({ store, knownPaths, onStoreError }: SubscribeOptions): Router {
+export function subscribeRouter(options: SubscribeOptions): Router {
+  const { store, knownPaths, onStoreError, mode, keys } = options;
   const router = express.Router();
   const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
   const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
@@ -68,18 +125,28 @@ export function subscribeRouter({ store, knownPaths, onStoreError }: SubscribeOp
       sendError(res, 400, 'invalid_email', parsed.error.issues[0]?.message ?? 'Please enter a valid email address.');
       return;
     }
+    const { email } = parsed.data;
+    let decision: SignupDecision;
     try {
-      const result = await store.addSignup(parsed.data.email, sourcePath);
-      if (viaForm) return backToForm(res, sourcePath, result === 'subscribed' ? 'subscribed' : 'already-subscribed');
-      if (result === 'subscribed') res.status(201).json({ status: 'subscribed' });
-      else res.status(409).json({ status: 'already_subscribed' });
+      decision = await store.signUp({
+        email,
+        source: sourcePath,
+        mode,
+        networkHash: keys.networkHash(req.ip),
+        addressHashes: keys.addressHashes(email),
+      });
     } catch (error) {
       onStoreError(error);
       if (viaForm) return backToForm(res, sourcePath, 'unavailable');
       // Unreachable store or an unexpected database answer: either way the address was not saved,
       // and the reader's only useful move is to try again later.
       sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+      return;
     }
+    await mailAfterSignup(decision, email, options);
+    const answer = answerFor(decision);
+    if (viaForm) return backToForm(res, sourcePath, answer.outcome);
+    res.status(answer.status).json(answer.body);
   });
 
   return router;

@@ -57,7 +57,7 @@ a{color:#c0265c}
 footer{font-size:.95rem}
 `;
 
-function page({ title, home, children }: { title: string; home: string; children: ReactNode }): string {
+export function page({ title, home, children }: { title: string; home: string; children: ReactNode }): string {
   const document = h(
     'html',
     { lang: 'en' },
@@ -92,7 +92,7 @@ function resubscribeForm(email: string): ReactNode {
   );
 }
 
-function send(res: Response, status: number, html: string) {
+export function send(res: Response, status: number, html: string) {
   // The token in the address is a credential: keep it out of caches, referrers and indexes.
   res
     .status(status)

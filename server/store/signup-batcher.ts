@@ -5,24 +5,25 @@
 // Each caller still gets its own answer only after the statement holding its row has committed,
 // so a 201 still means "this address is stored". At low load nothing waits: a lone signup is
 // written on its own, right after the turn that read it.
-import type { SignupResult } from './types.ts';
+import type { SignupDecision, SignupRequest } from './types.ts';
 
-export interface SignupRow {
-  email: string;
-  source: string | null;
-}
+export type SignupRow = SignupRequest;
 
 export interface SignupWrites {
-  /** One row, as its own statement. */
-  one(row: SignupRow): Promise<SignupResult>;
-  /** Several rows with distinct addresses in one statement: the addresses it (re)activated. */
-  many(rows: readonly SignupRow[]): Promise<Set<string>>;
+  /** One row, decided on its own (every rule applies). */
+  one(row: SignupRow): Promise<SignupDecision>;
+  /**
+   * Several rows with distinct addresses in one statement, for the common case only: the
+   * addresses it made active, with their ids. Every other row is then written with `one`.
+   */
+  many(rows: readonly SignupRow[]): Promise<Map<string, string>>;
   /** Whether an error means the store is down (every row would fail alike). */
   isUnavailable(error: unknown): boolean;
 }
 
-interface Pending extends SignupRow {
-  resolve(result: SignupResult): void;
+interface Pending {
+  row: SignupRow;
+  resolve(result: SignupDecision): void;
   reject(error: unknown): void;
 }
 
@@ -40,9 +41,9 @@ export class SignupBatcher {
     private readonly concurrency: number,
   ) {}
 
-  add(email: string, source: string | null): Promise<SignupResult> {
+  add(row: SignupRow): Promise<SignupDecision> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ email, source, resolve, reject });
+      this.queue.push({ row, resolve, reject });
       // Written after the requests the server is reading in this turn of the event loop, so the
       // ones that arrived together go together (setImmediate runs right after that I/O phase).
       if (!this.pumpScheduled) {
@@ -71,20 +72,20 @@ export class SignupBatcher {
     // written and the others are told it is already there, as if they had come a moment later.
     const byAddress = new Map<string, Pending[]>();
     for (const pending of batch) {
-      const group = byAddress.get(pending.email);
+      const group = byAddress.get(pending.row.email);
       if (group) group.push(pending);
-      else byAddress.set(pending.email, [pending]);
+      else byAddress.set(pending.row.email, [pending]);
     }
     const groups = [...byAddress.values()];
     const writeAlone = (group: Pending[]) =>
-      this.writes.one(group[0]!).then(
+      this.writes.one(group[0]!.row).then(
         (result) => settle(group, { result }),
         (error: unknown) => settle(group, { error }),
       );
     if (groups.length === 1) return writeAlone(groups[0]!);
-    let activated: Set<string>;
+    let activated: Map<string, string>;
     try {
-      activated = await this.writes.many(groups.map((group) => group[0]!));
+      activated = await this.writes.many(groups.map((group) => group[0]!.row));
     } catch (error) {
       if (this.writes.isUnavailable(error)) {
         for (const group of groups) settle(group, { error });
@@ -95,14 +96,27 @@ export class SignupBatcher {
       for (const group of groups) await writeAlone(group);
       return;
     }
-    for (const group of groups) settle(group, { result: activated.has(group[0]!.email) ? 'subscribed' : 'already_subscribed' });
+    // The rest already existed (or are suppressed): the signup function decides each.
+    const rest: Pending[][] = [];
+    for (const group of groups) {
+      const id = activated.get(group[0]!.row.email);
+      if (id === undefined) rest.push(group);
+      else settle(group, { result: { outcome: 'subscribed', subscriberId: id } });
+    }
+    for (const group of rest) await writeAlone(group);
   }
 }
 
+/** What a second signup of the same address in the same moment hears: the first one's effect, nothing more. */
+function asLater(decision: SignupDecision): SignupDecision {
+  const outcome = decision.outcome === 'subscribed' ? 'already_subscribed' : decision.outcome === 'send_confirmation' ? 'nothing_to_send' : decision.outcome;
+  return { ...decision, outcome };
+}
+
 /** The first caller for an address gets the outcome of its row; the others came second. */
-function settle(group: Pending[], outcome: { result: SignupResult } | { error: unknown }) {
+function settle(group: Pending[], outcome: { result: SignupDecision } | { error: unknown }) {
   group.forEach((pending, index) => {
     if ('error' in outcome) pending.reject(outcome.error);
-    else pending.resolve(index === 0 ? outcome.result : 'already_subscribed');
+    else pending.resolve(index === 0 ? outcome.result : asLater(outcome.result));
   });
 }

@@ -1,33 +1,45 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
+import { normalizeEmail } from '../../content/email-address.ts';
 import { pendingMigrations } from './migrate.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
   StoreUnavailableError,
+  type Activation,
   type Delivery,
   type RemovalReason,
+  type SignupDecision,
+  type SignupRequest,
   type SignupResult,
   type Store,
   type Subscriber,
   type SubscriberCounts,
+  type SubscriberDetails,
   type SubscriberRecord,
+  type SubscriberStatus,
 } from './types.ts';
+import { ACTIVATE_FROM, countsByStatus, singleModeResult, toDetails, type DetailsRow } from './subscriber-rows.ts';
 
 interface SubscriberRow {
   id: string;
   email: string;
-  active: boolean;
+  status: SubscriberStatus;
   created_at: Date | string;
 }
 
 const toRecord = (row: SubscriberRow): SubscriberRecord => ({
   id: row.id,
   email: row.email,
-  active: row.active,
+  active: row.status === 'active',
+  status: row.status,
   createdAt: new Date(row.created_at),
 });
+
+/** The one definition of "receives the digest" on the SQL backends (an index matches it). */
+const ACTIVE = `status = 'active'`;
+const RECORD_COLUMNS = 'id::text as id, email, status, created_at';
 
 // SQLSTATE classes that mean "the database is not there or not itself", not "your query is wrong".
 const UNAVAILABLE_CLASSES = ['08', '53', '57', '58'];
@@ -53,11 +65,14 @@ export function classifyError(error: unknown): unknown {
   return error;
 }
 
-// Reactivates a row that had left (the update's WHERE lets it through); an active one makes the
-// statement return nothing for that address.
+// Single mode's fast path: activates a row the reader had left (or that waited for a
+// confirmation); any other existing row makes the statement return nothing for that address,
+// and the signup function then decides it (already active, or suppressed).
 const ON_CONFLICT_REACTIVATE = `on conflict (email) do update
-         set unsubscribed_at = null, unsubscribe_reason = null, resubscribed_at = now()
-         where public.email_signups.unsubscribed_at is not null`;
+         set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null, status_changed_at = now(),
+             resubscribed_at = case when public.email_signups.status = 'unsubscribed' then now() else public.email_signups.resubscribed_at end,
+             source = excluded.source, signup_ip_hash = excluded.signup_ip_hash
+         where public.email_signups.status in ('unsubscribed', 'pending')`;
 
 /**
  * Signup statements in flight at once (signup-batcher.ts). One: while it runs, every signup that
@@ -93,71 +108,119 @@ export class SqlStore implements Store {
     }
   }
 
-  addSignup(email: string, source: string | null): Promise<SignupResult> {
-    return this.signups.add(email, source);
+  async addSignup(email: string, source: string | null): Promise<SignupResult> {
+    return singleModeResult(await this.signUp({ email, source, mode: 'single', networkHash: null, addressHashes: [] }));
   }
 
-  /** One statement per row: the unique key decides. */
-  private async insertSignup({ email, source }: SignupRow): Promise<SignupResult> {
-    const result = await this.run<{ id: string }>(
-      `insert into public.email_signups (email, source) values ($1, $2)
-       ${ON_CONFLICT_REACTIVATE}
-       returning id`,
-      [email, source],
+  signUp(request: SignupRequest): Promise<SignupDecision> {
+    // Double mode (and the rarer cases of single mode) need the function's decisions; single
+    // mode's common case, a new address, is group-committed.
+    return request.mode === 'single' ? this.signups.add(request) : this.callSignup(request);
+  }
+
+  /** One signup, decided by the database's signup function (see its migration). */
+  private async callSignup(request: SignupRequest): Promise<SignupDecision> {
+    const result = await this.run<{ decision: { id: string; outcome: SignupDecision['outcome'] } }>(
+      'select public.signup_subscriber($1, $2, $3, $4, $5::text[]) as decision',
+      [request.email, request.source, request.mode, request.networkHash, [...request.addressHashes]],
     );
-    return result.rows.length > 0 ? 'subscribed' : 'already_subscribed';
+    const { id, outcome } = result.rows[0]!.decision;
+    return { subscriberId: String(id), outcome };
   }
 
-  /** Rows with distinct addresses in one statement, inserted in the order given. */
-  private async insertSignups(rows: readonly SignupRow[]): Promise<Set<string>> {
-    const result = await this.run<{ email: string }>(
-      `insert into public.email_signups (email, source)
-       select incoming.email, incoming.source
-       from unnest($1::text[], $2::text[]) with ordinality as incoming(email, source, position)
+  private insertSignup(row: SignupRow): Promise<SignupDecision> {
+    return this.callSignup(row);
+  }
+
+  /**
+   * Single-mode rows with distinct addresses in one statement, inserted in the order given: the
+   * addresses it made active, with their ids. Addresses on the suppression list are left out.
+   */
+  private async insertSignups(rows: readonly SignupRow[]): Promise<Map<string, string>> {
+    const result = await this.run<{ id: string; email: string }>(
+      `insert into public.email_signups (email, source, signup_ip_hash)
+       select incoming.email, incoming.source, incoming.network_hash
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+         with ordinality as incoming(email, source, network_hash, hash, previous_hash, position)
+       where not exists (
+         select 1 from public.subscriber_suppressions s where s.address_hash in (incoming.hash, incoming.previous_hash)
+       )
        order by incoming.position
        ${ON_CONFLICT_REACTIVATE}
-       returning email`,
-      [rows.map((row) => row.email), rows.map((row) => row.source)],
+       returning id::text as id, email`,
+      [
+        rows.map((row) => row.email),
+        rows.map((row) => row.source),
+        rows.map((row) => row.networkHash),
+        rows.map((row) => row.addressHashes[0] ?? null),
+        rows.map((row) => row.addressHashes[1] ?? null),
+      ],
     );
-    return new Set(result.rows.map((row) => row.email));
+    return new Map(result.rows.map((row) => [row.email, row.id]));
   }
 
-  async findSubscriber(id: string): Promise<SubscriberRecord | null> {
-    const result = await this.run<SubscriberRow>(
-      `select id::text as id, email, unsubscribed_at is null as active, created_at
+  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null> {
+    const result = await this.run<{ activation: Activation | null }>(
+      'select public.activate_subscriber($1, $2, $3::text[], $4) as activation',
+      [id, networkHash, ACTIVATE_FROM[how], how === 'confirmation'],
+    );
+    return result.rows[0]?.activation ?? null;
+  }
+
+  async subscriberDetails(id: string): Promise<SubscriberDetails | null> {
+    const found = await this.run<DetailsRow>(
+      `select id::text as id, email, status, created_at, status_changed_at, source, resubscribed_at, confirmed_at,
+              unsubscribed_at, signup_ip_hash, confirm_ip_hash, welcomed_at
        from public.email_signups where id::text = $1`,
       [id],
     );
+    const row = found.rows[0];
+    if (!row) return null;
+    const deliveries = await this.run<{ recap_date: string; sent_at: Date | string }>(
+      `select to_char(recap_date, 'YYYY-MM-DD') as recap_date, sent_at from public.digest_deliveries
+       where subscriber_id = $1 order by recap_date`,
+      [id],
+    );
+    return toDetails(row, deliveries.rows);
+  }
+
+  async deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null> {
+    const result = await this.run<{ status: SubscriberStatus | null }>('select public.delete_subscriber($1, $2) as status', [id, addressHash]);
+    return result.rows[0]?.status ?? null;
+  }
+
+  async prunePending(days: number): Promise<number> {
+    const result = await this.run<{ n: number }>('select public.prune_pending_subscribers($1) as n', [Math.round(days)]);
+    return result.rows[0]?.n ?? 0;
+  }
+
+  async claimWelcome(id: string): Promise<boolean> {
+    const result = await this.run(
+      `update public.email_signups set welcomed_at = now() where id::text = $1 and welcomed_at is null and ${ACTIVE} returning 1`,
+      [id],
+    );
+    return result.rows.length > 0;
+  }
+
+  async findSubscriber(id: string): Promise<SubscriberRecord | null> {
+    const result = await this.run<SubscriberRow>(`select ${RECORD_COLUMNS} from public.email_signups where id::text = $1`, [id]);
     return result.rows[0] ? toRecord(result.rows[0]) : null;
   }
 
   async findSubscriberByEmail(email: string): Promise<SubscriberRecord | null> {
-    const result = await this.run<SubscriberRow>(
-      `select id::text as id, email, unsubscribed_at is null as active, created_at
-       from public.email_signups where email = $1`,
-      [email],
-    );
+    const result = await this.run<SubscriberRow>(`select ${RECORD_COLUMNS} from public.email_signups where email = $1`, [normalizeEmail(email)]);
     return result.rows[0] ? toRecord(result.rows[0]) : null;
   }
 
   async removeSubscriber(id: string, reason: RemovalReason): Promise<boolean> {
-    // The first reason is kept: a later bounce does not overwrite an unsubscribe, and replays
-    // change nothing.
-    const result = await this.run<{ id: string }>(
-      `update public.email_signups
-         set unsubscribed_at = coalesce(unsubscribed_at, now()),
-             unsubscribe_reason = coalesce(unsubscribe_reason, $2)
-       where id::text = $1
-       returning id`,
-      [id, reason],
-    );
-    return result.rows.length > 0;
+    const result = await this.run<{ found: boolean }>('select public.mark_subscriber_left($1, $2) as found', [id, reason]);
+    return result.rows[0]?.found === true;
   }
 
   async listActiveSubscribers(afterId: string | null, limit: number): Promise<Subscriber[]> {
     const result = await this.run<Subscriber>(
       `select id::text as id, email from public.email_signups
-       where unsubscribed_at is null and ($1::text is null or id::text > $1)
+       where ${ACTIVE} and ($1::text is null or id::text > $1)
        order by id::text limit $2`,
       [afterId, limit],
     );
@@ -166,7 +229,7 @@ export class SqlStore implements Store {
 
   async listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]> {
     const result = await this.run<SubscriberRow>(
-      `select id::text as id, email, unsubscribed_at is null as active, created_at from public.email_signups
+      `select ${RECORD_COLUMNS} from public.email_signups
        where $1::text is null or id::text > $1
        order by id::text limit $2`,
       [afterId, limit],
@@ -175,12 +238,10 @@ export class SqlStore implements Store {
   }
 
   async countSubscribers(): Promise<SubscriberCounts> {
-    const result = await this.run<{ active: number; inactive: number }>(
-      `select count(*) filter (where unsubscribed_at is null)::int as active,
-              count(*) filter (where unsubscribed_at is not null)::int as inactive
-       from public.email_signups`,
+    const result = await this.run<{ status: SubscriberStatus; n: number }>(
+      'select status, count(*)::int as n from public.email_signups group by status',
     );
-    return result.rows[0] ?? { active: 0, inactive: 0 };
+    return countsByStatus(result.rows);
   }
 
   async deliveredTo(recapDate: string, subscriberIds: readonly string[]): Promise<Set<string>> {

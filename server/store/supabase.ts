@@ -1,20 +1,28 @@
 // The Supabase backend: the project's REST interface (PostgREST) through @supabase/supabase-js.
-// The anon key does the one thing row-level security lets it do, insert a signup; everything that
-// reads or changes subscribers, the delivery ledger or the lease uses the service-role key, which
-// never leaves the server. Migrations are not run from here (REST cannot run DDL): the operator
+// Every request uses the service-role key, which never leaves the server: signups too, since the
+// state rules (suppression, confirmation) are applied by the database's signup function, which
+// the browser-facing anon key may not call. The anon key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the operator
 // applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { loadMigrations } from './migrate.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
+import { normalizeEmail } from '../../content/email-address.ts';
+import { ACTIVATE_FROM, countsByStatus, DETAILS_COLUMNS, singleModeResult, toDetails, type DetailsRow } from './subscriber-rows.ts';
 import {
   StoreUnavailableError,
+  SUBSCRIBER_STATUSES,
+  type Activation,
   type Delivery,
   type RemovalReason,
+  type SignupDecision,
+  type SignupRequest,
   type SignupResult,
   type Store,
   type Subscriber,
   type SubscriberCounts,
+  type SubscriberDetails,
   type SubscriberRecord,
+  type SubscriberStatus,
 } from './types.ts';
 
 export interface SupabaseStoreConfig {
@@ -102,18 +110,22 @@ function checkKeys(config: SupabaseStoreConfig) {
 interface SignupRow {
   id: string | number;
   email: string;
-  unsubscribed_at: string | null;
+  status: SubscriberStatus;
   created_at: string;
 }
 
-const RECORD_COLUMNS = 'id,email,unsubscribed_at,created_at';
+const RECORD_COLUMNS = 'id,email,status,created_at';
 
 const toRecord = (row: SignupRow): SubscriberRecord => ({
   id: String(row.id),
   email: row.email,
-  active: row.unsubscribed_at === null,
+  active: row.status === 'active',
+  status: row.status,
   createdAt: new Date(row.created_at),
 });
+
+/** The one definition of "receives the digest" on this backend (an index matches it). */
+const ACTIVE: [column: 'status', value: SubscriberStatus] = ['status', 'active'];
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -125,26 +137,75 @@ class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
 
   constructor(
-    private readonly anon: SupabaseClient,
     private readonly service: SupabaseClient,
     private readonly migrationVersions: readonly string[],
     private readonly closing: AbortController,
   ) {}
 
   async addSignup(email: string, source: string | null): Promise<SignupResult> {
-    // The anon role may insert but not read, so the unique key's 23505 is the only duplicate check.
-    const inserted = await this.anon.from(SIGNUPS).insert({ email, source }).setHeader('Prefer', 'return=minimal');
-    if (!inserted.error) return 'subscribed';
-    if (inserted.error.code !== '23505') throw failure('adding a signup', inserted);
-    // The address exists. Only a row that had left is brought back; the WHERE makes that atomic.
-    const revived = await this.service
+    return singleModeResult(await this.signUp({ email, source, mode: 'single', networkHash: null, addressHashes: [] }));
+  }
+
+  async signUp(request: SignupRequest): Promise<SignupDecision> {
+    // The database's signup function decides (see its migration); the service key calls it, since
+    // the state rules are the server's to apply, not the browser key's.
+    const called = await this.service.rpc('signup_subscriber', {
+      p_email: request.email,
+      p_source: request.source,
+      p_mode: request.mode,
+      p_network_hash: request.networkHash,
+      p_address_hashes: [...request.addressHashes],
+    });
+    if (called.error) throw failure('adding a signup', called);
+    const decision = called.data as { id: string | number; outcome: SignupDecision['outcome'] };
+    return { subscriberId: String(decision.id), outcome: decision.outcome };
+  }
+
+  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null> {
+    const called = await this.service.rpc('activate_subscriber', {
+      p_id: id,
+      p_network_hash: networkHash,
+      p_from: [...ACTIVATE_FROM[how]],
+      p_confirmation: how === 'confirmation',
+    });
+    if (called.error) throw failure('activating a subscriber', called);
+    return (called.data as Activation | null) ?? null;
+  }
+
+  async subscriberDetails(id: string): Promise<SubscriberDetails | null> {
+    const found = await this.service.from(SIGNUPS).select(DETAILS_COLUMNS).eq('id', id).limit(1);
+    if (isInvalidId(found)) return null;
+    if (found.error) throw failure('reading a subscriber', found);
+    const row = (found.data as unknown as DetailsRow[])[0];
+    if (!row) return null;
+    const deliveries = await this.service.from(DELIVERIES).select('recap_date,sent_at').eq('subscriber_id', id).order('recap_date').limit(MAX_ROWS);
+    if (deliveries.error) throw failure('reading the delivery ledger', deliveries);
+    return toDetails(row, deliveries.data as { recap_date: string; sent_at: string }[]);
+  }
+
+  async deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null> {
+    const called = await this.service.rpc('delete_subscriber', { p_id: id, p_address_hash: addressHash });
+    if (called.error) throw failure('deleting a subscriber', called);
+    return (called.data as SubscriberStatus | null) ?? null;
+  }
+
+  async prunePending(days: number): Promise<number> {
+    const called = await this.service.rpc('prune_pending_subscribers', { p_days: Math.round(days) });
+    if (called.error) throw failure('removing unconfirmed signups', called);
+    return Number(called.data ?? 0);
+  }
+
+  async claimWelcome(id: string): Promise<boolean> {
+    const claimed = await this.service
       .from(SIGNUPS)
-      .update({ unsubscribed_at: null, unsubscribe_reason: null, resubscribed_at: new Date().toISOString() })
-      .eq('email', email)
-      .not('unsubscribed_at', 'is', null)
+      .update({ welcomed_at: new Date().toISOString() })
+      .eq('id', id)
+      .is('welcomed_at', null)
+      .eq(...ACTIVE)
       .select('id');
-    if (revived.error) throw failure('re-subscribing an address', revived);
-    return revived.data.length > 0 ? 'subscribed' : 'already_subscribed';
+    if (isInvalidId(claimed)) return false;
+    if (claimed.error) throw failure('recording the welcome e-mail', claimed);
+    return claimed.data.length > 0;
   }
 
   private async findOne(column: 'id' | 'email', value: string): Promise<SubscriberRecord | null> {
@@ -160,21 +221,13 @@ class SupabaseStore implements Store {
   }
 
   findSubscriberByEmail(email: string) {
-    return this.findOne('email', email);
+    return this.findOne('email', normalizeEmail(email));
   }
 
   async removeSubscriber(id: string, reason: RemovalReason): Promise<boolean> {
-    // Only an active row is changed, so the first reason and time are kept and replays are no-ops.
-    const removed = await this.service
-      .from(SIGNUPS)
-      .update({ unsubscribed_at: new Date().toISOString(), unsubscribe_reason: reason })
-      .eq('id', id)
-      .is('unsubscribed_at', null)
-      .select('id');
-    if (isInvalidId(removed)) return false;
+    const removed = await this.service.rpc('mark_subscriber_left', { p_id: id, p_reason: reason });
     if (removed.error) throw failure('removing a subscriber', removed);
-    if (removed.data.length > 0) return true;
-    return (await this.findSubscriber(id)) !== null;
+    return removed.data === true;
   }
 
   /**
@@ -202,7 +255,7 @@ class SupabaseStore implements Store {
 
   async listActiveSubscribers(afterId: string | null, limit: number): Promise<Subscriber[]> {
     const rows = await this.keyset<{ id: string | number; email: string }>(afterId, limit, 'listing subscribers', (after, count) => {
-      let query = this.service.from(SIGNUPS).select('id,email').is('unsubscribed_at', null);
+      let query = this.service.from(SIGNUPS).select('id,email').eq(...ACTIVE);
       if (after !== null) query = query.gt('id', after);
       return query.order('id', { ascending: true }).limit(count);
     });
@@ -219,13 +272,16 @@ class SupabaseStore implements Store {
   }
 
   async countSubscribers(): Promise<SubscriberCounts> {
-    const [active, inactive] = await Promise.all([
-      this.service.from(SIGNUPS).select('id', { count: 'exact', head: true }).is('unsubscribed_at', null),
-      this.service.from(SIGNUPS).select('id', { count: 'exact', head: true }).not('unsubscribed_at', 'is', null),
-    ]);
-    if (active.error) throw failure('counting subscribers', active);
-    if (inactive.error) throw failure('counting subscribers', inactive);
-    return { active: active.count ?? 0, inactive: inactive.count ?? 0 };
+    // PostgREST has no GROUP BY unless aggregates are enabled: one exact count per state.
+    const counted = await Promise.all(
+      SUBSCRIBER_STATUSES.map((status) => this.service.from(SIGNUPS).select('id', { count: 'exact', head: true }).eq('status', status)),
+    );
+    return countsByStatus(
+      counted.map((answer, index) => {
+        if (answer.error) throw failure('counting subscribers', answer);
+        return { status: SUBSCRIBER_STATUSES[index]!, n: answer.count ?? 0 };
+      }),
+    );
   }
 
   async deliveredTo(recapDate: string, subscriberIds: readonly string[]): Promise<Set<string>> {
@@ -322,5 +378,5 @@ export async function openSupabaseStore(config: SupabaseStoreConfig): Promise<St
       db: { timeout: REQUEST_TIMEOUT_MS },
       global: { fetch: fetchUntilClosed },
     });
-  return new SupabaseStore(client(config.anonKey), client(config.serviceRoleKey), migrationVersions, closing);
+  return new SupabaseStore(client(config.serviceRoleKey), migrationVersions, closing);
 }

@@ -6,6 +6,60 @@ export type SignupResult = 'subscribed' | 'already_subscribed';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
+/** DESIGN.md's subscriber states. Only `active` receives the digest. */
+export const SUBSCRIBER_STATUSES = ['pending', 'active', 'unsubscribed', 'bounced', 'complained'] as const;
+export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
+
+/** SIGNUP_CONFIRMATION: `single` subscribes at once, `double` waits for the e-mailed confirmation. */
+export type SignupMode = 'single' | 'double';
+
+export interface SignupRequest {
+  /** Already normalised and validated. */
+  email: string;
+  /** The page the form was on (or `import`). */
+  source: string | null;
+  mode: SignupMode;
+  /** Keyed hash of the client's network address, for the consent record; never the raw value. */
+  networkHash: string | null;
+  /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
+  addressHashes: readonly string[];
+}
+
+/**
+ * What a signup did, decided by the database:
+ * - `subscribed`: the address is active now (single mode);
+ * - `already_subscribed`: it already was (single mode);
+ * - `send_confirmation`: a confirmation e-mail is due now (double mode, or a suppressed address);
+ * - `nothing_to_send`: one went out recently, or the address is active (double mode).
+ */
+export interface SignupDecision {
+  outcome: 'subscribed' | 'already_subscribed' | 'send_confirmation' | 'nothing_to_send';
+  subscriberId: string;
+}
+
+/** What the owner's own step back onto the list found (`activated`: this call made it active). */
+export interface Activation {
+  email: string;
+  status: SubscriberStatus;
+  activated: boolean;
+}
+
+/** Everything kept about one subscriber, for their own page and "download my data". */
+export interface SubscriberDetails extends SubscriberRecord {
+  status: SubscriberStatus;
+  statusChangedAt: Date;
+  source: string | null;
+  /** When the current subscription was asked for: the first signup, or the last re-subscription. */
+  signedUpAt: Date;
+  confirmedAt: Date | null;
+  leftAt: Date | null;
+  signupNetworkHash: string | null;
+  confirmNetworkHash: string | null;
+  welcomedAt: Date | null;
+  /** The recaps sent to this subscriber, oldest first. */
+  deliveries: { recapDate: string; sentAt: Date }[];
+}
+
 export interface Subscriber {
   id: string;
   email: string;
@@ -13,12 +67,15 @@ export interface Subscriber {
 
 export interface SubscriberRecord extends Subscriber {
   active: boolean;
+  status: SubscriberStatus;
   createdAt: Date;
 }
 
 export interface SubscriberCounts {
   active: number;
   inactive: number;
+  /** Of the inactive: how many are in each state. */
+  byStatus: Record<SubscriberStatus, number>;
 }
 
 export interface Delivery {
@@ -36,10 +93,42 @@ export interface Store extends ReportStore {
    */
   addSignup(email: string, source: string | null): Promise<SignupResult>;
 
+  /**
+   * A signup in the operator's mode, with the state rules of DESIGN.md decided by the database:
+   * bounced and complained addresses (and hashes on the suppression list) never become active
+   * here; confirmation e-mails are throttled per address (24 h, 30 days when suppressed).
+   */
+  signUp(request: SignupRequest): Promise<SignupDecision>;
+
+  /**
+   * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
+   * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
+   * unsubscribed or pending). Null when there is no such subscriber.
+   */
+  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null>;
+
+  /** State, consent record and deliveries of one subscriber; null when there is none. */
+  subscriberDetails(id: string): Promise<SubscriberDetails | null>;
+
+  /**
+   * Deletes the subscriber and its ledger rows. When it had bounced or complained, `addressHash`
+   * stays on the suppression list. Returns the state it had, or null when there was none.
+   */
+  deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
+
+  /** Removes signups pending for more than `days` days; returns how many. */
+  prunePending(days: number): Promise<number>;
+
+  /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
+  claimWelcome(id: string): Promise<boolean>;
+
   findSubscriber(id: string): Promise<SubscriberRecord | null>;
   findSubscriberByEmail(email: string): Promise<SubscriberRecord | null>;
 
-  /** Marks a subscriber as gone. Returns false when there is no such subscriber. Idempotent. */
+  /**
+   * Marks a subscriber as gone; the stricter state wins (complained > bounced > unsubscribed).
+   * Returns false when there is no such subscriber. Idempotent.
+   */
   removeSubscriber(id: string, reason: RemovalReason): Promise<boolean>;
 
   /** Active subscribers in a stable order (by id), `limit` at a time after `afterId`. */

@@ -74,10 +74,11 @@ drop trigger if exists email_signups_state_update on public.email_signups;
 create trigger email_signups_state_update after update on public.email_signups
   referencing old table as old_rows new table as new_rows for each statement execute function public.record_subscriber_states();
 
--- Rows from before this migration: joined at created_at, left at unsubscribed_at (a later return
--- is at resubscribed_at). Only when the history is still empty, so a rerun adds nothing.
+-- Rows from before this migration: joined at created_at (pending if they still are), left at
+-- unsubscribed_at. Only when the history is still empty, so a rerun adds nothing.
 insert into public.subscriber_state_history (subscriber_id, state, changed_at)
-select id::text, 'active', created_at from public.email_signups
+select id::text, case when public.subscriber_state_of(to_jsonb(e)) = 'pending' then 'pending' else 'active' end, created_at
+from public.email_signups e
 where not exists (select 1 from public.subscriber_state_history)
 union all
 select id::text, coalesce(unsubscribe_reason, 'unsubscribed'), unsubscribed_at from public.email_signups

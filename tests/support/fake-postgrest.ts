@@ -403,7 +403,8 @@ async function callFunction(db: pg.PoolClient, name: string, body: unknown): Pro
   const params: unknown[] = [];
   const named = keys.map((key) => {
     const value = (args as Record<string, unknown>)[key];
-    params.push(value !== null && typeof value === 'object' ? JSON.stringify(value) : value);
+    // Arrays go as Postgres arrays (text[] parameters), other objects as json, as PostgREST does.
+    params.push(value !== null && typeof value === 'object' && !Array.isArray(value) ? JSON.stringify(value) : value);
     return `${quote(key)} := $${params.length}`;
   });
   const call = `public.${quote(name)}(${named.join(', ')})`;

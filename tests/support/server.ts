@@ -14,6 +14,8 @@ export interface TestServer {
   url: string;
   store: Store;
   dataDir: string;
+  /** Where confirmation and welcome e-mails are written (one .eml each). */
+  outboxDir: string;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,10 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     trustProxy: 0,
     rateLimitPerMinute: 1_000,
     unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
+    // Confirmation and welcome e-mails land in this test's own outbox (outboxDir).
+    mailer: { kind: 'outbox', dir: join(dataDir, 'outbox'), from: 'Launched Weekly <digest@localhost>' },
+    signupConfirmation: 'single',
+    welcomeEmail: false,
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
@@ -43,6 +49,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     url,
     store,
     dataDir,
+    outboxDir: join(dataDir, 'outbox'),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

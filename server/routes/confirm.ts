@@ -1,0 +1,128 @@
+// Double opt-in confirmation. GET /confirm?token= shows a page with a 'Confirm my subscription'
+// button and changes nothing: mail scanners and link previewers open every link in a message,
+// and a confirmation they could trigger would confirm nothing about the person. Only the button's
+// POST confirms. The token is signed, names the record and expires after 7 days; an expired or
+// altered link gets a page that says so, with the signup form to start again.
+import express, { type Request, type Response, type Router } from 'express';
+import { createElement as h, type ReactNode } from 'react';
+import { site } from '../../content/site.ts';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../store/types.ts';
+import type { SubscriberKeys } from '../subscriber-keys.ts';
+import type { SubscriberMail } from '../subscriber-mail.ts';
+import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
+import { sendWelcomeOnce } from './subscribe.ts';
+import { page } from './unsubscribe.ts';
+
+export interface ConfirmOptions {
+  store: Store;
+  secret: string;
+  previousSecrets?: readonly string[];
+  siteUrl: string;
+  keys: SubscriberKeys;
+  mail: SubscriberMail;
+  welcome: boolean;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export const confirmText = {
+  askTitle: 'Confirm your subscription',
+  askBody: (email: string) => `Press the button to start the Monday e-mail to ${email}.`,
+  button: 'Confirm my subscription',
+  doneTitle: 'You are subscribed',
+  doneBody: (email: string) => `${email} will get the ${site.name} Top 10 every Monday.`,
+  alreadyTitle: 'Already confirmed',
+  alreadyBody: (email: string) => `${email} is on the list; there is nothing more to do.`,
+  expiredTitle: 'This confirmation link has expired',
+  expiredBody: `Confirmation links work for ${CONFIRM_TOKEN_DAYS} days. Sign up again below and we will send you a new one.`,
+  invalidTitle: 'This confirmation link is not valid',
+  invalidBody: 'It may have been cut short or changed on its way here. Sign up again below and we will send you a new one.',
+  goneTitle: 'This confirmation link is no longer valid',
+  goneBody: 'The signup it was made for has been removed or changed since. Sign up again below and we will send you a new one.',
+  unavailableTitle: 'Please try again in a few minutes',
+  unavailableBody: 'We could not reach our list just now, so nothing has changed yet.',
+  signupLabel: 'Your email address',
+  signupButton: site.signup.button,
+} as const;
+
+/** The signup form as plain HTML, for readers whose link did not work. */
+function signupForm(): ReactNode {
+  return h(
+    'form',
+    { method: 'post', action: '/api/subscribe' },
+    h('p', null, h('label', { htmlFor: 'confirm-signup-email' }, confirmText.signupLabel)),
+    h('input', { id: 'confirm-signup-email', type: 'email', name: 'email', required: true, autoComplete: 'email', style: { font: 'inherit', padding: '.5rem', width: '100%', marginBottom: '.75rem' } }),
+    h('input', { type: 'hidden', name: 'source', value: '/' }),
+    h('button', { type: 'submit' }, confirmText.signupButton),
+  );
+}
+
+/**
+ * Like the unsubscribe page's answer, but the referrer policy keeps our own origin, so the
+ * signup form on these pages posts with a real Origin header (with no-referrer, Chromium sends
+ * `Origin: null`, which the cross-site check cannot tell from a foreign page).
+ */
+function send(res: Response, status: number, html: string) {
+  res
+    .status(status)
+    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'same-origin', 'X-Robots-Tag': 'noindex' })
+    .type('html')
+    .send(html);
+}
+
+export function confirmRouter(options: ConfirmOptions): Router {
+  const { store, secret, previousSecrets = [], siteUrl, keys, mail, welcome, logger, now = () => new Date() } = options;
+  const router = express.Router();
+  const home = `${siteUrl.replace(/\/+$/, '')}/`;
+  const form = express.urlencoded({ limit: '1kb', extended: false, parameterLimit: 5 });
+  const show = (res: Response, status: number, title: string, children: ReactNode[]) =>
+    send(res, status, page({ title, home, children: children.map((child, index) => h('div', { key: index }, child)) }));
+  const badLink = (res: Response, check: Exclude<ConfirmTokenCheck, { ok: true }>) =>
+    check.reason === 'expired'
+      ? show(res, 410, confirmText.expiredTitle, [h('p', null, confirmText.expiredBody), signupForm()])
+      : show(res, 400, confirmText.invalidTitle, [h('p', null, confirmText.invalidBody), signupForm()]);
+  const gone = (res: Response) => show(res, 200, confirmText.goneTitle, [h('p', null, confirmText.goneBody), signupForm()]);
+  const unavailable = (res: Response, error: unknown) => {
+    logger.error({ err: error }, 'confirmation could not reach the store');
+    show(res, 503, confirmText.unavailableTitle, [h('p', null, confirmText.unavailableBody)]);
+  };
+  const check = (req: Request) => verifyConfirmToken(req.query.token, now(), secret, previousSecrets);
+
+  router.get('/confirm', async (req, res) => {
+    const checked = check(req);
+    if (!checked.ok) return badLink(res, checked);
+    try {
+      const subscriber = await store.findSubscriber(checked.subscriberId);
+      if (!subscriber) return gone(res);
+      if (subscriber.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(subscriber.email))]);
+      if (subscriber.status === 'unsubscribed') return gone(res);
+      return show(res, 200, confirmText.askTitle, [
+        h('p', null, confirmText.askBody(subscriber.email)),
+        h('form', { method: 'post', action: `/confirm?token=${encodeURIComponent(String(req.query.token))}` }, h('button', { type: 'submit' }, confirmText.button)),
+      ]);
+    } catch (error) {
+      return unavailable(res, error);
+    }
+  });
+
+  router.post('/confirm', form, async (req, res) => {
+    const checked = check(req);
+    if (!checked.ok) return badLink(res, checked);
+    try {
+      const result = await store.activateSubscriber(checked.subscriberId, 'confirmation', keys.networkHash(req.ip));
+      if (!result) return gone(res);
+      if (result.activated) {
+        logger.info({ subscriber: checked.subscriberId }, 'subscription confirmed');
+        if (welcome) await sendWelcomeOnce(store, mail, checked.subscriberId, result.email, (err) => logger.error({ err }, 'welcome e-mail not sent'));
+        return show(res, 200, confirmText.doneTitle, [h('p', null, confirmText.doneBody(result.email))]);
+      }
+      if (result.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(result.email))]);
+      return gone(res);
+    } catch (error) {
+      return unavailable(res, error);
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,70 @@
+// The Monday job removes double opt-in signups left unconfirmed for more than 30 days, and says
+// how many; confirmed, younger and other subscribers stay. On every backend where the test can
+// age a row the way 31 days would.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recaps } from '../content/index.ts';
+import { startDigestScheduler } from '../jobs/scheduler.ts';
+import { createLogger } from '../server/logger.ts';
+import { OutboxMailer } from '../server/mail/outbox.ts';
+import type { SignupRequest } from '../server/store/types.ts';
+import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
+
+const request = (email: string, mode: 'single' | 'double'): SignupRequest => ({ email, source: '/', mode, networkHash: null, addressHashes: [] });
+
+for (const backend of storeBackends.filter((b) => b.name !== 'pglite')) {
+  describe.skipIf(!backend.available)(`Pruning unconfirmed signups on ${backend.name}`, () => {
+    let opened: OpenedBackend;
+    let outbox: string;
+
+    beforeAll(async () => {
+      opened = await backend.open();
+      outbox = await mkdtemp(join(tmpdir(), 'lw-prune-'));
+    });
+    afterAll(async () => {
+      await opened?.cleanup();
+      await rm(outbox, { recursive: true, force: true });
+    });
+
+    it('the scheduled run removes pending signups older than 30 days and reports the count', async () => {
+      const { store, sql } = opened;
+      for (const email of ['old1@example.com', 'old2@example.com', 'young@example.com']) await store.signUp(request(email, 'double'));
+      await store.signUp(request('member@example.com', 'single'));
+      await sql!.query(`update public.email_signups set pending_since = now() - interval '31 days' where email like 'old%'`);
+
+      const lines: { fields: Record<string, unknown>; msg: string }[] = [];
+      const logger = createLogger({ level: 'info', pretty: false });
+      const capture = (fields: unknown, msg?: string) => void lines.push(typeof fields === 'string' ? { fields: {}, msg: fields } : { fields: fields as Record<string, unknown>, msg: msg ?? '' });
+      logger.info = capture as typeof logger.info;
+      logger.warn = capture as typeof logger.warn;
+      logger.error = capture as typeof logger.error;
+
+      const scheduler = startDigestScheduler({
+        cron: '0 9 * * 1',
+        timezone: 'UTC',
+        freshnessDays: 7,
+        store,
+        mailer: new OutboxMailer({ dir: outbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
+        recaps,
+        siteUrl: 'http://localhost:3000',
+        unsubscribeSecret: 'prune-test-secret-0123456789abcdef0123456789',
+        logger,
+        now: () => new Date('2025-07-15T09:00:00Z'),
+      });
+      try {
+        await scheduler.runNow();
+      } finally {
+        await scheduler.stop();
+      }
+      expect(lines.map((l) => l.msg)).toContain('Removed 2 unconfirmed signups older than 30 days');
+      expect(lines.find((l) => l.msg.startsWith('Weekly digest:'))?.fields).toMatchObject({ prunedPending: 2 });
+      const left = await sql!.query<{ email: string; status: string }>('select email, status from public.email_signups order by email');
+      expect(left.rows).toEqual([
+        { email: 'member@example.com', status: 'active' },
+        { email: 'young@example.com', status: 'pending' },
+      ]);
+    });
+  });
+}
