@@ -6,6 +6,7 @@ import type { Recap } from '../content/schema.ts';
 import type { Logger } from '../server/logger.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
+import { reportFields } from './digest/report.ts';
 import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
 
 export interface SchedulerOptions {
@@ -58,8 +59,9 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           signal: stopping.signal,
         });
         const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
-        const fields = { outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
-        if (failed > 0 || report.outcome === 'stopped') logger.error(fields, `Weekly digest: ${report.message}`);
+        // The same fields the run history keeps (npm run digest -- --history).
+        const fields = reportFields(report);
+        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {

@@ -115,12 +115,30 @@ for (const kind of kinds) {
         );
         expect(tables.rows).toEqual([
           { relname: 'app_migrations', relrowsecurity: true },
+          { relname: 'digest_batches', relrowsecurity: true },
+          { relname: 'digest_contents', relrowsecurity: true },
           { relname: 'digest_deliveries', relrowsecurity: true },
           { relname: 'digest_locks', relrowsecurity: true },
+          { relname: 'digest_runs', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
         ]);
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
-        expect(functions.rows.map((r) => r.proname)).toEqual(['acquire_digest_lock', 'release_digest_lock']);
+        expect(functions.rows.map((r) => r.proname)).toEqual([
+          'acquire_digest_lock',
+          'digest_batch',
+          'digest_content',
+          'digest_finish_run',
+          'digest_mark_unknown',
+          'digest_open_batches',
+          'digest_recent_runs',
+          'digest_recipients',
+          'digest_save_content',
+          'digest_settle_batch',
+          'digest_start_run',
+          'digest_undelivered',
+          'digest_write_batch',
+          'release_digest_lock',
+        ]);
       } finally {
         await drop();
       }

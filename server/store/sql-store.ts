@@ -1,10 +1,17 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
+import { digestBatchStore } from './digest-batches.ts';
 import { pendingMigrations } from './migrate.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
   StoreUnavailableError,
+  type BatchSettlement,
+  type DigestBatchStore,
+  type DigestContent,
+  type DigestRunKind,
+  type DigestRunResult,
+  type NewBatch,
   type Delivery,
   type RemovalReason,
   type SignupResult,
@@ -69,6 +76,7 @@ const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
 
 export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
+  private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -225,6 +233,54 @@ export class SqlStore implements Store {
 
   async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
     await this.run('delete from public.digest_locks where recap_date = $1::date and holder = $2', [recapDate, holder]);
+  }
+
+  /** `select public.name(key := $1, …)`: the digest-batch functions, as Supabase calls them over rpc. */
+  private async callFunction(name: string, args: Record<string, unknown>): Promise<unknown> {
+    const keys = Object.keys(args);
+    const params = keys.map((key) => {
+      const value = args[key];
+      return value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
+    });
+    const result = await this.run<{ result: unknown }>(`select public.${name}(${keys.map((key, i) => `${key} := $${i + 1}`).join(', ')}) as result`, params);
+    return result.rows[0]?.result ?? null;
+  }
+
+  saveDigestContent(content: DigestContent) {
+    return this.batches.saveDigestContent(content);
+  }
+  findDigestContent(contentHash: string) {
+    return this.batches.findDigestContent(contentHash);
+  }
+  listUndelivered(recapDate: string, afterId: string | null, limit: number) {
+    return this.batches.listUndelivered(recapDate, afterId, limit);
+  }
+  writeDigestBatch(batch: NewBatch) {
+    return this.batches.writeDigestBatch(batch);
+  }
+  openDigestBatches(recapDate: string | null) {
+    return this.batches.openDigestBatches(recapDate);
+  }
+  findDigestBatch(id: string) {
+    return this.batches.findDigestBatch(id);
+  }
+  settleDigestBatch(id: string, settlement: BatchSettlement) {
+    return this.batches.settleDigestBatch(id, settlement);
+  }
+  markDigestBatchUnknown(id: string, reason: string) {
+    return this.batches.markDigestBatchUnknown(id, reason);
+  }
+  digestRecipients(subscriberIds: readonly string[]) {
+    return this.batches.digestRecipients(subscriberIds);
+  }
+  startDigestRun(kind: DigestRunKind, startedAt: Date) {
+    return this.batches.startDigestRun(kind, startedAt);
+  }
+  finishDigestRun(id: string, result: DigestRunResult) {
+    return this.batches.finishDigestRun(id, result);
+  }
+  recentDigestRuns(limit: number) {
+    return this.batches.recentDigestRuns(limit);
   }
 
   async checkReady(): Promise<void> {

@@ -4,9 +4,16 @@
 // never leaves the server. Migrations are not run from here (REST cannot run DDL): the operator
 // applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
+import { digestBatchStore } from './digest-batches.ts';
 import { loadMigrations } from './migrate.ts';
 import {
   StoreUnavailableError,
+  type BatchSettlement,
+  type DigestBatchStore,
+  type DigestContent,
+  type DigestRunKind,
+  type DigestRunResult,
+  type NewBatch,
   type Delivery,
   type RemovalReason,
   type SignupResult,
@@ -122,6 +129,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
+  // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
+  private readonly batches: DigestBatchStore = digestBatchStore(async (name, args) => {
+    const answer = await this.service.rpc(name, args);
+    if (answer.error) throw failure(`calling ${name}`, answer);
+    return answer.data as unknown;
+  });
 
   constructor(
     private readonly anon: SupabaseClient,
@@ -260,6 +273,43 @@ class SupabaseStore implements Store {
   async releaseDigestLock(recapDate: string, holder: string): Promise<void> {
     const released = await this.service.rpc('release_digest_lock', { p_recap_date: recapDate, p_holder: holder });
     if (released.error) throw failure('releasing the digest lease', released);
+  }
+
+  saveDigestContent(content: DigestContent) {
+    return this.batches.saveDigestContent(content);
+  }
+  findDigestContent(contentHash: string) {
+    return this.batches.findDigestContent(contentHash);
+  }
+  listUndelivered(recapDate: string, afterId: string | null, limit: number) {
+    return this.batches.listUndelivered(recapDate, afterId, limit);
+  }
+  writeDigestBatch(batch: NewBatch) {
+    return this.batches.writeDigestBatch(batch);
+  }
+  openDigestBatches(recapDate: string | null) {
+    return this.batches.openDigestBatches(recapDate);
+  }
+  findDigestBatch(id: string) {
+    return this.batches.findDigestBatch(id);
+  }
+  settleDigestBatch(id: string, settlement: BatchSettlement) {
+    return this.batches.settleDigestBatch(id, settlement);
+  }
+  markDigestBatchUnknown(id: string, reason: string) {
+    return this.batches.markDigestBatchUnknown(id, reason);
+  }
+  digestRecipients(subscriberIds: readonly string[]) {
+    return this.batches.digestRecipients(subscriberIds);
+  }
+  startDigestRun(kind: DigestRunKind, startedAt: Date) {
+    return this.batches.startDigestRun(kind, startedAt);
+  }
+  finishDigestRun(id: string, result: DigestRunResult) {
+    return this.batches.finishDigestRun(id, result);
+  }
+  recentDigestRuns(limit: number) {
+    return this.batches.recentDigestRuns(limit);
   }
 
   async checkReady(): Promise<void> {
