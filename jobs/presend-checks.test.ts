@@ -68,7 +68,7 @@ describe('pre-send checks', () => {
     expect(text.status).toBe('fail');
     expect(text.detail).toContain('https://launched.lovable.app/products/querycanary');
     const message = presendRefusal('Week of July 14, 2025', results)!;
-    expect(message).toMatch(/^Nothing sent: Week of July 14, 2025 failed the pre-send check\./);
+    expect(message).toMatch(/^Week of July 14, 2025 failed the pre-send check\./);
     expect(message).toContain('Text part carries every product link');
     expect(message).toContain('Fix: ');
   });

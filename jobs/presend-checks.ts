@@ -148,12 +148,12 @@ export function runPresendChecks(copy: PresendCopy): CheckResult[] {
 }
 
 /**
- * The message that stops a send, naming the recap, each failed check and its fix; null when
- * nothing failed (warnings do not stop a send).
+ * Why a send must stop, naming the recap, each failed check and its fix; null when nothing
+ * failed (warnings do not stop a send). The job prefixes it with "Nothing sent: ".
  */
 export function presendRefusal(recapLabel: string, results: readonly CheckResult[]): string | null {
   const failed = results.filter((result) => result.status === 'fail');
   if (failed.length === 0) return null;
   const reasons = failed.map((result) => `${result.title}: ${result.detail} Fix: ${result.fix ?? ''}`.trim());
-  return `Nothing sent: ${recapLabel} failed the pre-send check${failed.length === 1 ? '' : 's'}. ${reasons.join(' ')}`;
+  return `${recapLabel} failed the pre-send check${failed.length === 1 ? '' : 's'}. ${reasons.join(' ')}`;
 }

@@ -7,6 +7,8 @@ import type { Logger } from '../server/logger.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
 import { prunePendingSignups } from './prune-pending.ts';
+import { presendHook } from './digest-presend.ts';
+import { reportFields } from './digest/report.ts';
 import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
 
 export interface SchedulerOptions {
@@ -59,13 +61,14 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           mode: 'scheduled',
           freshnessDays: options.freshnessDays,
           timezone: options.timezone,
-          production: options.production,
           log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+          preSend: presendHook({ production: options.production ?? false, log: { warn: (line) => logger.warn(line) } }),
           signal: stopping.signal,
         });
         const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
-        const fields = { prunedPending, outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
-        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'refused') logger.error(fields, `Weekly digest: ${report.message}`);
+        // The same fields the run history keeps (npm run digest -- --history).
+        const fields = { prunedPending, ...reportFields(report) };
+        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {

@@ -73,7 +73,7 @@ describe('a recap whose e-mail exceeds the clipping size', () => {
       const result = await run(['digest', '--', ...args, '--json']);
       expect(result.code, result.stderr).toBe(1);
       const report = JSON.parse(result.stdout) as DigestReport;
-      expect(report.outcome).toBe('refused');
+      expect(report.outcome).toBe('stopped');
       expect(report.sent).toBe(0);
       expect(report.message).toMatch(/^Nothing sent: Week of July 21, 2025 failed the pre-send check\. HTML under Gmail’s clipping size: .* Fix: Shorten the recap's intro, taglines or notes in content\/recaps\/2025-07-21\.ts/);
     }

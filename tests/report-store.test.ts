@@ -82,7 +82,7 @@ for (const backend of backends) {
         { source: '/weekly-recap-july-14', signups: 2 },
         { source: '(unknown)', signups: 1 },
       ]);
-      expect(snapshot.sends).toEqual([expect.objectContaining({ recapDate: '2025-07-14', sent: 6, bounced: 1, complained: 1 })]);
+      expect(snapshot.sends).toEqual([expect.objectContaining({ recapDate: '2025-07-14', sent: 6, failed: 0, unknown: 0, skipped: 0, bounced: 1, complained: 1 })]);
       const thisWeek = snapshot.weeks.at(-1)!;
       expect(thisWeek.states).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
       expect(thisWeek.signups).toBe(6);

@@ -137,7 +137,7 @@ describe.skipIf(!chromiumAvailable)('npm run report after a first week on the em
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Subscribers: ${active} active · 0 pending · 1 unsubscribed · 1 bounced · 0 complained`);
     expect(result.stdout).toContain('Signups: 4 this week · 4 in the last 4 weeks · top source / (3)');
-    expect(result.stdout).toContain(`Last send: Week of July 14, 2025 · ${delivered} sent · bounces 1 (25.00 % ABOVE 0.3 %) · complaints 0 (0.00 %)`);
+    expect(result.stdout).toContain(`Last send: Week of July 14, 2025 · ${delivered} sent · 0 failed · 0 unknown · 0 skipped · bounces 1 (25.00 % ABOVE 0.3 %) · complaints 0 (0.00 %)`);
     expect(result.stdout).toMatch(/Next run: \d{4}-\d\d-\d\d 09:00 UTC \(0 9 \* \* 1, UTC\) · .*pre-send checks: \d passed/);
     expect(result.stdout).toContain(`Report written to ${out}`);
 
@@ -171,6 +171,7 @@ describe.skipIf(!chromiumAvailable)('npm run report after a first week on the em
 
     const row = page.locator('#sends tr[data-recap="2025-07-14"] td');
     await expect(row.nth(1).textContent()).resolves.toBe(String(delivered));
+    for (const column of [2, 3, 4]) await expect(row.nth(column).textContent()).resolves.toBe('0'); // failed, unknown, skipped
     await expect(row.nth(5).textContent()).resolves.toBe('1 (25.00 %)');
     await expect(row.nth(5).getAttribute('class')).resolves.toBe('over');
     await expect(page.locator('#sends .advice').textContent()).resolves.toContain('bounces at 25.00 %, above the 0.3 % line');

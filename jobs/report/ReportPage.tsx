@@ -79,11 +79,10 @@ function Checks({ checks }: { checks: CheckResult[] }) {
   );
 }
 
-export function ReportPage({ data, charts, runHistory }: { data: ReportData; charts: Charts; runHistory: boolean }) {
+export function ReportPage({ data, charts }: { data: ReportData; charts: Charts }) {
   const { snapshot, totals, sends, nextRun } = data;
   const recentWeeks = snapshot.weeks.slice(-12).reverse();
   const advice = sends.flatMap(adviceFor);
-  const notRecorded = runHistory ? null : '—';
   return (
     <html lang="en">
       <head>
@@ -185,9 +184,9 @@ export function ReportPage({ data, charts, runHistory }: { data: ReportData; cha
                       <span className="muted">{send.headline ?? 'not in content/recaps'}</span>
                     </td>
                     <td>{number(send.sent)}</td>
-                    <td>{notRecorded}</td>
-                    <td>{notRecorded}</td>
-                    <td>{notRecorded}</td>
+                    <td className={send.failed > 0 ? 'over' : undefined}>{number(send.failed)}</td>
+                    <td className={send.unknown > 0 ? 'over' : undefined}>{number(send.unknown)}</td>
+                    <td>{number(send.skipped)}</td>
                     <RateCell count={send.bounced} rate={send.bounceRate} />
                     <RateCell count={send.complained} rate={send.complaintRate} />
                   </tr>
@@ -195,9 +194,10 @@ export function ReportPage({ data, charts, runHistory }: { data: ReportData; cha
               </tbody>
             </table>
             {sends.length === 0 ? <p className="muted">No recap has been sent yet.</p> : null}
-            {runHistory ? null : (
-              <p className="muted">— Failed, unknown and skipped messages are not recorded by this database yet: it keeps only the messages the provider accepted.</p>
-            )}
+            <p className="muted">
+              Failed: refused by the provider (a rerun tries them again). Unknown: in a batch that could not be settled; <code>npm run digest -- --history</code> lists it and{' '}
+              <code>--settle BATCH send|skip</code> decides it. Skipped: settled as not sent.
+            </p>
             {advice.map((line) => (
               <p className="advice" key={line}>
                 {line}

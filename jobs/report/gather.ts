@@ -23,8 +23,11 @@ export interface SendRow {
   label: string;
   headline: string | null;
   sent: number;
-  firstSentAt: Date;
-  lastSentAt: Date;
+  failed: number;
+  unknown: number;
+  skipped: number;
+  firstSentAt: Date | null;
+  lastSentAt: Date | null;
   bounced: number;
   complained: number;
   bounceRate: number;

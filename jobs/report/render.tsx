@@ -4,12 +4,9 @@ import { renderCharts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData } from './gather.ts';
 import { percent, ReportPage } from './ReportPage.tsx';
 
-/** Whether this database records failed, unknown and skipped messages per run. */
-const RUN_HISTORY = false;
-
 export async function renderReportHtml(data: ReportData): Promise<string> {
   const charts = await renderCharts(data);
-  return `<!doctype html>\n${renderToStaticMarkup(<ReportPage data={data} charts={charts} runHistory={RUN_HISTORY} />)}\n`;
+  return `<!doctype html>\n${renderToStaticMarkup(<ReportPage data={data} charts={charts} />)}\n`;
 }
 
 export function headlineFigures(data: ReportData): string[] {
@@ -23,7 +20,7 @@ export function headlineFigures(data: ReportData): string[] {
   if (last) {
     const flag = (r: number) => (r > RATE_LINE ? ' ABOVE 0.3 %' : '');
     lines.push(
-      `Last send: ${last.label} · ${last.sent} sent · bounces ${last.bounced} (${percent(last.bounceRate)}${flag(last.bounceRate)}) · complaints ${last.complained} (${percent(last.complaintRate)}${flag(last.complaintRate)})`,
+      `Last send: ${last.label} · ${last.sent} sent · ${last.failed} failed · ${last.unknown} unknown · ${last.skipped} skipped · bounces ${last.bounced} (${percent(last.bounceRate)}${flag(last.bounceRate)}) · complaints ${last.complained} (${percent(last.complaintRate)}${flag(last.complaintRate)})`,
     );
   } else {
     lines.push('Last send: none yet');

@@ -24,9 +24,16 @@ export const reportSnapshotSchema = z.object({
   sends: z.array(
     z.object({
       recapDate: z.string(),
+      /** Messages the provider accepted (the ledger). */
       sent: count,
-      firstSentAt: z.coerce.date(),
-      lastSentAt: z.coerce.date(),
+      /** Messages the provider refused, over every real run (the run history). */
+      failed: count,
+      /** Recipients of batches that could not be settled, awaiting `npm run digest -- --settle`. */
+      unknown: count,
+      /** Recipients of batches the operator settled as not sent. */
+      skipped: count,
+      firstSentAt: z.coerce.date().nullable(),
+      lastSentAt: z.coerce.date().nullable(),
       bounced: count,
       complained: count,
     }),

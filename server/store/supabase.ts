@@ -4,6 +4,7 @@
 // the browser-facing anon key may not call. The anon key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the operator
 // applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
+import { digestBatchStore } from './digest-batches.ts';
 import { loadMigrations } from './migrate.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { normalizeEmail } from '../../content/email-address.ts';
@@ -12,6 +13,12 @@ import {
   StoreUnavailableError,
   SUBSCRIBER_STATUSES,
   type Activation,
+  type BatchSettlement,
+  type DigestBatchStore,
+  type DigestContent,
+  type DigestRunKind,
+  type DigestRunResult,
+  type NewBatch,
   type Delivery,
   type RemovalReason,
   type SignupDecision,
@@ -135,6 +142,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
+  // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
+  private readonly batches: DigestBatchStore = digestBatchStore(async (name, args) => {
+    const answer = await this.service.rpc(name, args);
+    if (answer.error) throw failure(`calling ${name}`, answer);
+    return answer.data as unknown;
+  });
 
   constructor(
     private readonly service: SupabaseClient,
@@ -335,6 +348,43 @@ class SupabaseStore implements Store {
     const answer = await this.service.rpc('report_snapshot', { p_weeks: weeks });
     if (answer.error) throw failure('reading the report', answer);
     return reportSnapshotSchema.parse(answer.data);
+  }
+
+  saveDigestContent(content: DigestContent) {
+    return this.batches.saveDigestContent(content);
+  }
+  findDigestContent(contentHash: string) {
+    return this.batches.findDigestContent(contentHash);
+  }
+  listUndelivered(recapDate: string, afterId: string | null, limit: number) {
+    return this.batches.listUndelivered(recapDate, afterId, limit);
+  }
+  writeDigestBatch(batch: NewBatch) {
+    return this.batches.writeDigestBatch(batch);
+  }
+  openDigestBatches(recapDate: string | null) {
+    return this.batches.openDigestBatches(recapDate);
+  }
+  findDigestBatch(id: string) {
+    return this.batches.findDigestBatch(id);
+  }
+  settleDigestBatch(id: string, settlement: BatchSettlement) {
+    return this.batches.settleDigestBatch(id, settlement);
+  }
+  markDigestBatchUnknown(id: string, reason: string) {
+    return this.batches.markDigestBatchUnknown(id, reason);
+  }
+  digestRecipients(subscriberIds: readonly string[]) {
+    return this.batches.digestRecipients(subscriberIds);
+  }
+  startDigestRun(kind: DigestRunKind, startedAt: Date) {
+    return this.batches.startDigestRun(kind, startedAt);
+  }
+  finishDigestRun(id: string, result: DigestRunResult) {
+    return this.batches.finishDigestRun(id, result);
+  }
+  recentDigestRuns(limit: number) {
+    return this.batches.recentDigestRuns(limit);
   }
 
   async checkReady(): Promise<void> {

@@ -1,5 +1,7 @@
 -- The operator's report in one call: weekly subscriber states and signups, the top source pages,
--- and each recap's sends with the bounces and complaints attributed to it. One function, so the
+-- and each recap's sends (accepted, failed, unknown, skipped: ledger, run history and batches of
+-- supabase/migrations/20261123000300_digest_batches.sql) with the bounces and complaints
+-- attributed to it. One function, so the
 -- SQL store calls it directly and the Supabase store through /rest/v1/rpc, and all three backends
 -- give the same figures. Every part is a grouped scan or an index join; nothing is per row. The
 -- CTEs read from correlated subqueries are MATERIALIZED, so each is computed once, not once per
@@ -61,6 +63,24 @@ as $$
     select recap_date, count(*)::int as sent, min(sent_at) as first_sent, max(sent_at) as last_sent
     from public.digest_deliveries group by recap_date
   ),
+  -- From the run history: messages the provider refused, over every real run of the recap.
+  run_counts as materialized (
+    select recap_date, sum(failed)::int as failed
+    from public.digest_runs
+    where kind in ('scheduled', 'manual', 'settle') and recap_date is not null
+    group by recap_date
+  ),
+  -- From the write-ahead batches: recipients whose batch could not be settled (unknown) or was
+  -- settled as not sent (skipped by the operator).
+  batch_counts as materialized (
+    select recap_date,
+           coalesce(sum(cardinality(subscriber_ids)) filter (where state = 'unknown'), 0)::int as unknown,
+           coalesce(sum(cardinality(subscriber_ids)) filter (where state = 'skipped'), 0)::int as skipped
+    from public.digest_batches group by recap_date
+  ),
+  sent_recaps as materialized (
+    select recap_date from sends union select recap_date from run_counts union select recap_date from batch_counts
+  ),
   attributed as materialized (
     select d.recap_date, e.event_type, count(distinct e.provider_message_id)::int as n
     from public.email_events e
@@ -84,14 +104,20 @@ as $$
     'sources', (select coalesce(jsonb_agg(jsonb_build_object('source', source, 'signups', n) order by n desc, source), '[]'::jsonb) from sources),
     'sends', (
       select coalesce(jsonb_agg(jsonb_build_object(
-        'recapDate', to_char(s.recap_date, 'YYYY-MM-DD'),
-        'sent', s.sent,
+        'recapDate', to_char(r.recap_date, 'YYYY-MM-DD'),
+        'sent', coalesce(s.sent, 0),
+        'failed', coalesce(rc.failed, 0),
+        'unknown', coalesce(bc.unknown, 0),
+        'skipped', coalesce(bc.skipped, 0),
         'firstSentAt', s.first_sent,
         'lastSentAt', s.last_sent,
-        'bounced', coalesce((select a.n from attributed a where a.recap_date = s.recap_date and a.event_type = 'email.bounced'), 0),
-        'complained', coalesce((select a.n from attributed a where a.recap_date = s.recap_date and a.event_type = 'email.complained'), 0)
-      ) order by s.recap_date desc), '[]'::jsonb)
-      from sends s
+        'bounced', coalesce((select a.n from attributed a where a.recap_date = r.recap_date and a.event_type = 'email.bounced'), 0),
+        'complained', coalesce((select a.n from attributed a where a.recap_date = r.recap_date and a.event_type = 'email.complained'), 0)
+      ) order by r.recap_date desc), '[]'::jsonb)
+      from sent_recaps r
+      left join sends s on s.recap_date = r.recap_date
+      left join run_counts rc on rc.recap_date = r.recap_date
+      left join batch_counts bc on bc.recap_date = r.recap_date
     ),
     'totals', (select coalesce(jsonb_object_agg(state, n), '{}'::jsonb) from totals)
   );
