@@ -66,7 +66,7 @@ describe('a recap whose e-mail exceeds the clipping size', () => {
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stderr).toMatch(/content\/recaps\/2025-07-21\.ts: error: HTML under Gmail’s clipping size: The HTML of one copy is 1\d\d\.\d KB/);
     expect(result.stderr).toContain('Fix: Shorten the recap');
-  });
+  }, 120_000);
 
   it('is refused by npm run digest before anything is sent, manual run and --to alike', async () => {
     for (const args of [['--recap', '2025-07-21'], ['--recap', '2025-07-21', '--to', 'operator@readers.test']]) {
@@ -80,12 +80,12 @@ describe('a recap whose e-mail exceeds the clipping size', () => {
     // The outbox mailer creates its folder on the first message: none was written.
     const outbox = join(dataDir, 'outbox');
     expect(existsSync(outbox) ? readdirSync(outbox).filter((name) => name.endsWith('.eml')) : []).toEqual([]);
-  });
+  }, 120_000);
 
   it('does not stop the recap before it, which still goes out', async () => {
     const result = await run(['digest', '--', '--recap', '2025-07-14', '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'sent', sent: 3 });
     expect(readdirSync(join(dataDir, 'outbox')).filter((name) => name.endsWith('.eml'))).toHaveLength(3);
-  });
+  }, 120_000);
 });
