@@ -12,6 +12,7 @@ const SUITES: Record<string, () => Promise<unknown>> = {
   audit: async () => (await import('./audit.ts')).runAudit(),
   scale: async () => (await import('./scale.ts')).runScaleBench(),
   runtime: async () => (await import('./runtime.ts')).runRuntimeBench(),
+  report: async () => (await import('./report.ts')).runReportBench(),
 };
 
 const requested = process.argv.slice(2);

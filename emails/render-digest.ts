@@ -49,10 +49,24 @@ const MARKER_URL = 'https://unsubscribe.invalid/LWDIGESTUNSUBSCRIBEMARKER';
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/**
+ * A copy from a template rendered with the marker link: the digest job stores templates (so a
+ * batch can be resent word for word after a crash) and personalizes them with this.
+ */
+export function personalizeTemplate(template: RenderedEmail, unsubscribeUrl: string): RenderedEmail {
+  return {
+    subject: template.subject,
+    html: template.html.split(MARKER_URL).join(escapeAttribute(unsubscribeUrl)),
+    text: template.text.split(MARKER_URL).join(unsubscribeUrl),
+  };
+}
+
 export interface PreparedDigest {
   recap: Recap;
   subject: string;
   webUrl: string;
+  /** The rendered e-mail with a marker where each subscriber's unsubscribe link goes. */
+  template: RenderedEmail;
   /** This subscriber's copy: the rendered template with their unsubscribe link in place. */
   personalize(unsubscribeUrl: string): RenderedEmail;
 }
@@ -69,6 +83,7 @@ export async function prepareDigest(recap: Recap, siteUrl: string): Promise<Prep
     recap,
     subject: template.subject,
     webUrl,
+    template,
     personalize(unsubscribeUrl) {
       return { subject: template.subject, html: htmlParts.join(escapeAttribute(unsubscribeUrl)), text: textParts.join(unsubscribeUrl) };
     },

@@ -1,5 +1,5 @@
 // `npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json] [--timeout SECONDS]`: the Monday job, run once
-// by hand. Progress goes to stderr every couple of seconds, the summary to stdout; the exit code
+// by hand; `--history` lists past runs, `--settle BATCH send|skip` settles a batch reported unknown. Progress goes to stderr every couple of seconds, the summary to stdout; the exit code
 // is 0 when nothing failed, 1 when something did, 2 for bad arguments.
 import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
@@ -9,8 +9,11 @@ import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
 import type { DigestProgress, DigestReport } from './weekly-digest.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
+const HISTORY_ROWS = 20;
 
 const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json] [--timeout SECONDS]
+       npm run digest -- --history [--json]
+       npm run digest -- --settle BATCH send|skip
 
 Sends the newest recap whose date has come to every active subscriber who does not have it yet.
 Run it again at any time: whoever already has the recap is skipped.
@@ -23,6 +26,10 @@ Run it again at any time: whoever already has the recap is skipped.
   --timeout SECONDS
                  abandon a provider request with no answer after this long and retry it with
                  the same idempotency key, so nothing goes out twice (default ${DEFAULT_DELIVERY_POLICY.requestTimeoutMs / 1000})
+  --history      list the last ${HISTORY_ROWS} runs (scheduled, manual, tests, dry runs) and any unknown batch
+  --settle BATCH send|skip
+                 settle a batch a run reported unknown: send if the provider's log shows it
+                 did not go out (it goes now, to those still subscribed), skip if it did
   -h, --help     show this help`;
 
 function usageError(message: string): never {
@@ -41,18 +48,29 @@ function parseArguments(argv: string[]) {
         to: { type: 'string' },
         json: { type: 'boolean' },
         timeout: { type: 'string' },
+        history: { type: 'boolean' },
+        settle: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     });
   } catch (error) {
     usageError(error instanceof Error ? error.message : String(error));
   }
-  const { values } = parsed;
+  const { values, positionals } = parsed;
   if (values.help) {
     console.log(USAGE);
     process.exit(0);
+  }
+  let settle: { batchId: string; action: 'send' | 'skip' } | undefined;
+  if (values.settle !== undefined) {
+    const action = positionals[0];
+    if (!/^\d{1,18}$/.test(values.settle.trim())) usageError(`--settle ${values.settle}: a batch is named by its number, e.g. --settle 42 send`);
+    if (positionals.length !== 1 || (action !== 'send' && action !== 'skip')) usageError(`--settle ${values.settle}: say what to do with it: send (it did not go out) or skip (it did)`);
+    settle = { batchId: values.settle.trim(), action };
+  } else if (positionals.length > 0) {
+    usageError(`Unexpected argument: ${positionals[0]}`);
   }
   let recapWeek: string | undefined;
   if (values.recap !== undefined) {
@@ -76,7 +94,7 @@ function parseArguments(argv: string[]) {
     }
     requestTimeoutMs = Math.round(seconds * 1000);
   }
-  return { dryRun: values['dry-run'] ?? false, recapWeek, to, json: values.json ?? false, requestTimeoutMs };
+  return { dryRun: values['dry-run'] ?? false, recapWeek, to, json: values.json ?? false, requestTimeoutMs, history: values.history ?? false, settle };
 }
 
 const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
@@ -102,22 +120,24 @@ function summary(report: DigestReport): string {
     row('skipped, unsubscribed', report.skippedUnsubscribed),
     row('failed', failedTotal),
     ...report.failed.map((f) => `    ${f.count} × ${f.reason}`),
+    row('unknown batches', report.unknown.length),
     `  took ${seconds(report.durationMs)}`,
     report.message,
   );
   return lines.join('\n');
 }
 
-const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet']);
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'unknown']);
 
 async function main() {
   const args = parseArguments(process.argv.slice(2));
   // Loaded after the arguments are checked, so --help and typos answer at once.
-  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }] = await Promise.all([
+  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }, { presendHook }] = await Promise.all([
     import('../server/mail/index.ts'),
     import('../server/store/index.ts'),
     import('./weekly-digest.ts'),
     import('./prune-pending.ts'),
+    import('./digest-presend.ts'),
   ]);
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
@@ -133,12 +153,42 @@ async function main() {
     throw error;
   }
 
+  if (args.history) {
+    const { historyTable } = await import('./digest/report.ts');
+    try {
+      const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
+      if (args.json) console.log(JSON.stringify({ runs, openBatches: open }));
+      else {
+        console.log(historyTable(runs));
+        for (const batch of open) {
+          console.log(`\nBatch ${batch.id} of the ${batch.recapDate} recap (${batch.subscriberIds.length} recipients, written ${batch.createdAt.toISOString()}) is ${batch.state}${batch.failure ? `: ${batch.failure.reason}` : ''}.`);
+          if (batch.state === 'unknown') console.log(`  Settle it: npm run digest -- --settle ${batch.id} send   (it did not go out)\n            npm run digest -- --settle ${batch.id} skip   (it did)`);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    process.exit(0);
+  }
+
   const mailer = await createMailer(config.mailer, args.requestTimeoutMs === undefined ? {} : { policy: { requestTimeoutMs: args.requestTimeoutMs } });
   console.error(
     mailer.kind === 'resend'
       ? `Mailer: Resend, from ${config.mailer.from}`
       : `Mailer: outbox — no e-mail leaves this machine; .eml files go to ${config.mailer.kind === 'outbox' ? config.mailer.dir : ''}`,
   );
+
+  if (args.settle) {
+    const { settleBatch } = await import('./digest/settle.ts');
+    let result;
+    try {
+      result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });
+    } finally {
+      await store.close();
+    }
+    console.log(args.json ? JSON.stringify(result) : result.message);
+    process.exit(result.ok ? 0 : 1);
+  }
 
   const controller = new AbortController();
   let interrupted = false;
@@ -181,6 +231,7 @@ async function main() {
       freshnessDays: config.digest.freshnessDays,
       timezone: config.digest.timezone,
       log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) },
+      preSend: presendHook({ production: config.env === 'production', log: { warn: (line) => console.error(`warning: ${line}`) } }),
       onProgress: (progress) => {
         latest = progress;
       },

@@ -7,6 +7,8 @@ import type { Logger } from '../server/logger.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
 import { prunePendingSignups } from './prune-pending.ts';
+import { presendHook } from './digest-presend.ts';
+import { reportFields } from './digest/report.ts';
 import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
 
 export interface SchedulerOptions {
@@ -18,6 +20,8 @@ export interface SchedulerOptions {
   recaps: readonly Recap[];
   siteUrl: string;
   unsubscribeSecret: string;
+  /** NODE_ENV=production, for the pre-send checks. */
+  production?: boolean;
   logger: Logger;
   /** The clock, for tests. */
   now?: () => Date;
@@ -58,11 +62,13 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           freshnessDays: options.freshnessDays,
           timezone: options.timezone,
           log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+          preSend: presendHook({ production: options.production ?? false, log: { warn: (line) => logger.warn(line) } }),
           signal: stopping.signal,
         });
         const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
-        const fields = { prunedPending, outcome: report.outcome, recap: report.recap?.date, sent: report.sent, skippedAlreadySent: report.skippedAlreadySent, skippedUnsubscribed: report.skippedUnsubscribed, failed: report.failed, durationMs: report.durationMs };
-        if (failed > 0 || report.outcome === 'stopped') logger.error(fields, `Weekly digest: ${report.message}`);
+        // The same fields the run history keeps (npm run digest -- --history).
+        const fields = { prunedPending, ...reportFields(report) };
+        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {

@@ -1,31 +1,30 @@
-// The Monday job as one function: pick the recap, take the sending lease, walk the active
-// subscribers in id order a page at a time, send in provider-sized batches, and write a ledger row
-// for each message only after the provider accepted it. The CLI and the scheduler are thin shells
-// around it; everything it touches is passed in.
+// The Monday job: choose the recap, take the sending lease, settle what an earlier run left
+// pending, then plan, write, send and record one batch at a time, and report. The CLI and the
+// scheduler are thin shells around it; everything it touches is passed in. Its parts live in
+// jobs/digest/ and each can be run alone against a real store.
 //
-// Exactly once, across crashes and replicas:
-// - The ledger (one row per recap and subscriber) says who already has the recap; a rerun skips them.
+// Exactly once, across crashes and replicas (README, "How exactly once holds"):
+// - A batch is committed (recipients, idempotency key, content) before its request leaves, and
+//   closed with its ledger rows in one transaction after the provider answered.
+// - A rerun first repeats every pending batch exactly, with its stored key, while the provider
+//   still remembers that key (24 h); later it marks it unknown and says how to settle it.
+// - The ledger and open batches keep everyone already served or in flight out of new batches.
 // - The lease keeps a second process from sending the same recap at the same time.
-// - A crash after the provider accepted a batch but before its rows were written is covered by the
-//   batch's idempotency key, a hash of the recap date and the batch's subscriber ids. Batches are
-//   the next N not-yet-delivered active subscribers in id order, so a rerun rebuilds the same
-//   first batch and the provider answers it from its idempotency cache (24 h at Resend) instead of
-//   sending again. That holds unless the list ahead of that batch changed in between (a new signup
-//   sorting before it, or an earlier address that was refused).
-import { createHash, randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import { daysBetween, formatWeekDate } from '../content/dates.ts';
+import { prepareDigest } from '../emails/render-digest.ts';
 import type { Recap } from '../content/schema.ts';
-import { site } from '../content/site.ts';
-import { prepareDigest, type PreparedDigest } from '../emails/render-digest.ts';
-import type { Mailer, OutgoingMessage } from '../server/mail/types.ts';
-import type { Store, Subscriber } from '../server/store/types.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/unsubscribe-token.ts';
+import type { Mailer } from '../server/mail/types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../server/store/types.ts';
+import { digestContentOf, messageFrom } from './digest/content.ts';
+import { candidateGroups, DEFAULT_PAGE_SIZE } from './digest/plan.ts';
+import { chooseRecap, isoDateIn, type RecapRef } from './digest/recap.ts';
+import { DEFAULT_LEASE_MS, SendingLease } from './digest/lease.ts';
+import { closingReport, plural, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './digest/report.ts';
+import { sendAndRecord, settleOpenBatches, type BatchContext } from './digest/send-batch.ts';
+import { randomUUID } from 'node:crypto';
 
-export const DEFAULT_PAGE_SIZE = 500;
-export const DEFAULT_LEASE_MS = 60_000;
-const RECHECK_CONCURRENCY = 10;
-const RECORD_ATTEMPTS = 4;
+export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
+export { findRecapIn } from './digest/recap.ts';
+export type { DigestOutcome, DigestReport, RecapRef };
 
 export interface DigestLog {
   info(message: string): void;
@@ -49,6 +48,7 @@ export interface DigestOptions {
   mailer: Mailer;
   /** Newest first or in any order; the job sorts. */
   recaps: readonly Recap[];
+  /** When the run starts; the run's clock goes on from here. */
   now: Date;
   siteUrl: string;
   unsubscribeSecret: string;
@@ -69,358 +69,200 @@ export interface DigestOptions {
   signal?: AbortSignal;
   pageSize?: number;
   leaseMs?: number;
+  /**
+   * Where "pre-send checks" run: after the recap is chosen and rendered, before anything is sent
+   * (a test copy included). A string stops the run with that reason; null lets it go on.
+   */
+  preSend?: (context: { recap: Recap; content: DigestContent; store: Store }) => Promise<string | null>;
+  /** Housekeeping before a real send (e.g. pruning stale pending signups); failures only warn. */
+  beforeSend?: (store: Store, now: Date) => Promise<void>;
 }
 
-export interface RecapRef {
-  date: string;
-  path: string;
-  headline: string;
-  /** Days from the recap's date to today (negative: not yet come). */
-  ageDays: number;
-}
-
-export type DigestOutcome =
-  | 'sent'
-  | 'already-sent'
-  | 'no-subscribers'
-  | 'dry-run'
-  | 'test-sent'
-  | 'test-failed'
-  | 'stale'
-  | 'locked'
-  | 'no-recap'
-  | 'unknown-recap'
-  | 'not-yet'
-  | 'stopped';
-
-export interface DigestReport {
-  outcome: DigestOutcome;
-  /** One sentence for a person: what happened and, when nothing was sent, why. */
-  message: string;
+interface Run {
+  options: DigestOptions;
+  tally: RunTally;
+  started: number;
+  clock: () => Date;
   recap: RecapRef | null;
-  /** Messages the provider accepted in this run (in a dry run: messages that would go out). */
-  sent: number;
-  skippedAlreadySent: number;
-  skippedUnsubscribed: number;
-  failed: { reason: string; count: number }[];
-  durationMs: number;
+  /** This run's row in the history (null when the history could not be written). */
+  runId: string | null;
 }
 
-/** `YYYY-MM-DD` of an instant on the wall calendar of a time zone. */
-export function isoDateIn(instant: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')}`;
+const kindOf = (options: DigestOptions): DigestRunKind => (options.testRecipient ? 'test' : options.dryRun ? 'dry-run' : options.mode);
+
+function finish(run: Run, outcome: DigestOutcome, message: string): DigestReport {
+  const { tally } = run;
+  return {
+    outcome,
+    message,
+    recap: run.recap,
+    sent: tally.sent,
+    skippedAlreadySent: tally.skippedAlreadySent,
+    skippedUnsubscribed: tally.skippedUnsubscribed,
+    failed: tally.failedList(),
+    unknown: tally.unknown,
+    durationMs: Date.now() - run.started,
+  };
 }
-
-/** The provider's idempotency key for one batch: the same recap and subscribers give the same key. */
-export function batchIdempotencyKey(recapDate: string, subscriberIds: readonly string[]): string {
-  const digest = createHash('sha256').update(recapDate).update('\n').update(subscriberIds.join('\n')).digest('hex');
-  return `digest-${recapDate}-${digest.slice(0, 40)}`;
-}
-
-export function findRecapIn(recaps: readonly Recap[], week: string): Recap | undefined {
-  const path = week.startsWith('/') ? week : `/${week}`;
-  return recaps.find((recap) => recap.date === week || recap.path === path);
-}
-
-const weekLabel = (recap: Pick<Recap, 'date'>) => site.recap.weekOf(formatWeekDate(recap.date));
-const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
-
-class FailureTally {
-  private readonly counts = new Map<string, number>();
-  add(reason: string, count = 1) {
-    this.counts.set(reason, (this.counts.get(reason) ?? 0) + count);
-  }
-  total() {
-    return [...this.counts.values()].reduce((sum, n) => sum + n, 0);
-  }
-  list() {
-    return [...this.counts].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count);
-  }
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  });
-  await Promise.all(workers);
-  return results;
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runWeeklyDigest(options: DigestOptions): Promise<DigestReport> {
   const started = Date.now();
-  const { store, mailer, now, siteUrl, unsubscribeSecret, mode, dryRun = false, testRecipient, freshnessDays, log, signal } = options;
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  const today = isoDateIn(now, options.timezone ?? 'UTC');
+  const run: Run = { options, tally: new RunTally(), started, clock: () => new Date(options.now.getTime() + (Date.now() - started)), recap: null, runId: null };
+  const warn = (line: string) => options.log?.warn(line);
+  const runId = await startRun(options.store, kindOf(options), options.now, warn);
+  run.runId = runId;
+  let report: DigestReport;
+  try {
+    report = await runChosen(run);
+  } catch (error) {
+    report = finish(run, 'stopped', `Stopped: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  await recordRun(options.store, runId, report, run.clock(), warn);
+  return report;
+}
 
-  const failures = new FailureTally();
-  const counts = { sent: 0, skippedAlreadySent: 0, skippedUnsubscribed: 0 };
-  let recapRef: RecapRef | null = null;
-  const finish = (outcome: DigestOutcome, message: string): DigestReport => ({
-    outcome,
-    message,
-    recap: recapRef,
-    ...counts,
-    failed: failures.list(),
-    durationMs: Date.now() - started,
+async function runChosen(run: Run): Promise<DigestReport> {
+  const { options } = run;
+  const chosen = chooseRecap({
+    recaps: options.recaps,
+    today: isoDateIn(options.now, options.timezone ?? 'UTC'),
+    recapWeek: options.recapWeek,
+    scheduled: options.mode === 'scheduled',
+    preview: options.dryRun ?? false,
+    testRecipient: options.testRecipient,
+    freshnessDays: options.freshnessDays,
   });
+  run.recap = chosen.ref;
+  if ('refused' in chosen) return finish(run, chosen.refused, chosen.message);
+  const { recap, label, ref } = chosen;
+  options.log?.info(`Recap: ${label} — ${recap.headline} (${recap.path}, ${ref.ageDays === 0 ? 'dated today' : ref.ageDays > 0 ? `${plural(ref.ageDays, 'day')} old` : `dated ${recap.date}`})`);
 
-  // Which recap.
-  const newestFirst = [...options.recaps].sort((a, b) => b.date.localeCompare(a.date));
-  let recap: Recap | undefined;
-  if (options.recapWeek !== undefined) {
-    recap = findRecapIn(newestFirst, options.recapWeek);
-    if (!recap) return finish('unknown-recap', `There is no recap for "${options.recapWeek}". Use a date such as ${newestFirst[0]?.date ?? '2025-07-14'} or its path.`);
-  } else {
-    recap = newestFirst.find((candidate) => candidate.date <= today);
-    if (!recap) return finish('no-recap', `Nothing to send: no recap is dated on or before ${today}.`);
-  }
-  const ageDays = daysBetween(recap.date, today);
-  recapRef = { date: recap.date, path: recap.path, headline: recap.headline, ageDays };
-  const label = weekLabel(recap);
+  const content = digestContentOf(await prepareDigest(recap, options.siteUrl), options.mailer.from, options.siteUrl, options.unsubscribeSecret);
+  // The single place pre-send checks run: nothing has gone out yet, a test copy included.
+  const refusal = (await options.preSend?.({ recap, content, store: options.store })) ?? null;
+  if (refusal) return finish(run, 'stopped', `Nothing sent: ${refusal}`);
 
-  if (ageDays < 0 && !dryRun && !testRecipient) {
-    return finish('not-yet', `Nothing sent: ${label} is dated ${recap.date}, which has not come yet (today is ${today}). Preview it with --to or --dry-run.`);
-  }
-  if (mode === 'scheduled' && options.recapWeek === undefined && ageDays >= freshnessDays && !testRecipient) {
-    return finish(
-      'stale',
-      `Nothing sent: the newest recap, ${label}, is ${plural(ageDays, 'day')} old, and the schedule sends a recap only during the ${plural(freshnessDays, 'day')} from its date (DIGEST_FRESHNESS_DAYS). Add this week's recap, or send that one by hand: npm run digest -- --recap ${recap.date}`,
-    );
-  }
-  log?.info(`Recap: ${label} — ${recap.headline} (${recap.path}, ${ageDays === 0 ? 'dated today' : ageDays > 0 ? `${plural(ageDays, 'day')} old` : `dated ${recap.date}`})`);
+  if (options.testRecipient) return sendTest(run, content, label, options.testRecipient);
+  if (options.dryRun) return dryRun(run, content, label);
+  return sendAll(run, content, label);
+}
 
-  const digest = await prepareDigest(recap, siteUrl);
-  const messageFor = (subscriber: Subscriber, subjectPrefix = ''): OutgoingMessage => {
-    const url = unsubscribeUrlFor(siteUrl, createUnsubscribeToken(subscriber.id, unsubscribeSecret));
-    const copy = digest.personalize(url);
-    return {
-      to: subscriber.email,
-      from: mailer.from,
-      subject: `${subjectPrefix}${copy.subject}`,
-      html: copy.html,
-      text: copy.text,
-      // RFC 8058 one-click: mail clients show an unsubscribe button that POSTs to this URL.
-      headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-      tags: { recap: recap.date, kind: subjectPrefix ? 'test' : 'digest' },
-    };
-  };
-
-  if (testRecipient) return sendTest(testRecipient);
-
-  const total = (await store.countSubscribers()).active;
-  const progress = () =>
-    options.onProgress?.({
-      recap: recapRef!,
-      total,
-      sent: counts.sent,
-      failed: failures.total(),
-      skippedAlreadySent: counts.skippedAlreadySent,
-      skippedUnsubscribed: counts.skippedUnsubscribed,
-      elapsedMs: Date.now() - started,
-      dryRun,
-    });
-
+async function sendTest(run: Run, content: DigestContent, label: string, address: string): Promise<DigestReport> {
+  const { store, mailer, unsubscribeSecret, dryRun, signal } = run.options;
+  // The operator's own link when they are on the list; a token that unsubscribes nobody otherwise.
+  const known = await store.findSubscriberByEmail(address);
+  const message = messageFrom(content, { id: known?.id ?? 'test-message', email: address }, unsubscribeSecret, '[Test] ');
   if (dryRun) {
-    await walk(digest, async (messages) => {
-      counts.sent += messages.length;
-      progress();
-      return null;
-    });
-    return finish(
-      'dry-run',
-      `Dry run: ${label} would go to ${plural(counts.sent, 'subscriber')}; ${counts.skippedAlreadySent.toLocaleString('en-US')} already have it. Nothing was sent.`,
-    );
+    run.tally.sent = 1;
+    return finish(run, 'dry-run', `Dry run: a test of ${label} would go to ${address}. Nothing was sent.`);
   }
+  const result = await mailer.send(message, { signal });
+  if (result.status === 'accepted') {
+    run.tally.sent = 1;
+    return finish(run, 'test-sent', `Sent a test of ${label} to ${address}${result.providerId ? ` (${mailer.kind === 'outbox' ? 'file' : 'id'} ${result.providerId})` : ''}. The ledger is unchanged.`);
+  }
+  run.tally.fail(result.reason);
+  return finish(run, 'test-failed', `The test of ${label} to ${address} failed: ${result.reason}.`);
+}
 
-  // The lease: one sender per recap across processes and replicas.
-  const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  if (!(await store.acquireDigestLock(recap.date, holder, leaseMs))) {
+async function dryRun(run: Run, content: DigestContent, label: string): Promise<DigestReport> {
+  const { store, mailer } = run.options;
+  run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
+  const total = (await store.countSubscribers()).active;
+  for await (const group of candidateGroups(store, content.recapDate, mailer.maxBatchSize, run.options.pageSize)) {
+    run.tally.sent += group.length;
+    progress(run, total, true);
+  }
+  return finish(run, 'dry-run', `Dry run: ${label} would go to ${plural(run.tally.sent, 'subscriber')}; ${run.tally.skippedAlreadySent.toLocaleString('en-US')} already have it. Nothing was sent.`);
+}
+
+function progress(run: Run, total: number, dryRun: boolean) {
+  const { tally } = run;
+  run.options.onProgress?.({
+    recap: run.recap!,
+    total,
+    sent: tally.sent,
+    failed: tally.failedTotal(),
+    skippedAlreadySent: tally.skippedAlreadySent,
+    skippedUnsubscribed: tally.skippedUnsubscribed,
+    elapsedMs: Date.now() - run.started,
+    dryRun,
+  });
+}
+
+async function sendAll(run: Run, content: DigestContent, label: string): Promise<DigestReport> {
+  const { store, leaseMs = DEFAULT_LEASE_MS } = run.options;
+  const lease = new SendingLease(store, content.recapDate, leaseMs);
+  if (!(await lease.acquire())) {
     return finish(
+      run,
       'locked',
       `Nothing sent: another run is sending ${label} right now (it holds the sending lease). If that run was killed, its lease runs out within ${Math.round(leaseMs / 1000)} s; run again after that.`,
     );
   }
-  let lastRenewal = Date.now();
-  let leaseLost = false;
-  const renew = async () => {
-    const held = await store.acquireDigestLock(recap.date, holder, leaseMs);
-    if (held) lastRenewal = Date.now();
-    else leaseLost = true;
-  };
-  // Renewed in the background too, so a long rate-limit wait inside one batch keeps the lease.
-  const renewal = setInterval(() => void renew().catch(() => {}), Math.max(1_000, Math.floor(leaseMs / 3)));
-  renewal.unref();
-
   let stopped: string | null;
   try {
-    stopped = await walk(digest, async (messages, subscribers) => {
-      if (signal?.aborted) return 'stopped on request';
-      if (Date.now() - lastRenewal > leaseMs / 3) await renew().catch(() => {});
-      if (leaseLost || Date.now() - lastRenewal > leaseMs / 2) return 'lost the sending lease (the database did not confirm it in time)';
-
-      const key = batchIdempotencyKey(recap.date, subscribers.map((s) => s.id));
-      const outcome = await mailer.sendBatch(messages, { idempotencyKey: key, signal });
-      const deliveries = subscribers.flatMap((subscriber, index) => {
-        const result = outcome.results[index];
-        return result?.status === 'accepted' ? [{ subscriberId: subscriber.id, providerMessageId: result.providerId }] : [];
-      });
-      let retryable: string | null = null;
-      for (const result of outcome.results) {
-        if (result.status === 'failed') {
-          failures.add(result.reason);
-          if (!result.permanent) retryable ??= result.reason;
-        }
-      }
-      counts.sent += deliveries.length;
-      const unrecorded = await record(recap.date, deliveries);
-      progress();
-      if (unrecorded) return unrecorded;
-      if (outcome.fatal) return `the provider refused the sender: ${outcome.fatal}`;
-      // A provider still failing after the retry budget will fail the next batch too; the ledger
-      // lets a later run pick up exactly here.
-      if (retryable) return `the provider kept failing: ${retryable}`;
-      return null;
-    });
+    stopped = await sendUnderLease(run, content, lease);
   } catch (error) {
     stopped = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
   } finally {
-    clearInterval(renewal);
-    await store.releaseDigestLock(recap.date, holder).catch(() => {});
+    await lease.release();
   }
+  const closing = closingReport(run.tally, label, stopped);
+  return finish(run, closing.outcome, closing.message);
+}
 
-  if (stopped) {
-    return finish(
-      'stopped',
-      `Stopped after sending ${label} to ${plural(counts.sent, 'subscriber')}: ${stopped}. Run again to continue; subscribers who have it are skipped.`,
-    );
-  }
-  const failedCount = failures.total();
-  if (counts.sent === 0 && failedCount === 0) {
-    if (counts.skippedAlreadySent === 0) return finish('no-subscribers', `Nothing to send: there are no active subscribers for ${label}.`);
-    return finish(
-      'already-sent',
-      `Nothing to send: ${label} already went to every active subscriber (${counts.skippedAlreadySent.toLocaleString('en-US')}). A recap is sent once; the next one goes out when its file is in content/recaps.`,
-    );
-  }
-  return finish(
-    'sent',
-    `Sent ${label} to ${plural(counts.sent, 'subscriber')}${failedCount > 0 ? `; ${plural(failedCount, 'message')} failed` : ''}.`,
-  );
+async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLease): Promise<string | null> {
+  const { store, mailer, unsubscribeSecret, signal, log } = run.options;
+  const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line) };
+  await run.options.beforeSend?.(store, run.clock()).catch((error: unknown) => log?.warn(`Housekeeping before sending failed: ${error instanceof Error ? error.message : String(error)}`));
+  run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
+  const total = (await store.countSubscribers()).active;
 
-  /**
-   * Streams undelivered active subscribers in id order, re-checks each batch's members just
-   * before it goes out, while the batch ahead of it is with the provider (someone may have left
-   * since their page was read), and hands each batch to `handle`. Returns the reason `handle`
-   * gave for stopping, or null at the end of the list.
-   */
-  async function walk(prepared: PreparedDigest, handle: (messages: OutgoingMessage[], subscribers: Subscriber[]) => Promise<string | null>): Promise<string | null> {
-    const pending = undelivered(prepared.recap.date);
-    const prepare = async () => {
-      const subscribers = await nextBatch(pending, mailer.maxBatchSize);
-      return { subscribers, messages: subscribers.map((subscriber) => messageFor(subscriber)) };
-    };
-    // The next batch is read, re-checked and rendered while this one is with the provider: the
-    // database and the provider each wait on the other otherwise. Batches are still sent and
-    // recorded one at a time, in order.
-    let upcoming = prepare();
+  const settled = await settleOpenBatches(ctx, content.recapDate);
+  progress(run, total, false);
+  if (settled) return settled;
+  await store.saveDigestContent(content);
+
+  // The next group is read and rendered while this batch is with the provider.
+  const groups = candidateGroups(store, content.recapDate, mailer.maxBatchSize, run.options.pageSize);
+  const readNext = async () => {
+    const next = await groups.next();
+    if (next.done) return null;
+    return { group: next.value, messages: new Map(next.value.map((s) => [s.id, messageFrom(content, s, unsubscribeSecret)])) };
+  };
+  let upcoming = readNext();
+  try {
     for (;;) {
-      const { subscribers, messages } = await upcoming;
-      if (subscribers.length === 0) return null;
-      upcoming = prepare();
-      // Awaited before walk returns even when this batch stops the run; its failure then goes
-      // unreported, as the run is ending for another reason.
+      const current = await upcoming;
+      if (!current) return null;
+      upcoming = readNext();
       upcoming.catch(() => {});
-      const reason = await handle(messages, subscribers);
-      if (reason) {
-        await upcoming.catch(() => {});
-        return reason;
-      }
-    }
-  }
+      if (signal?.aborted) return 'stopped on request';
+      const leaseProblem = await lease.check();
+      if (leaseProblem) return leaseProblem;
 
-  async function* undelivered(recapDate: string): AsyncGenerator<Subscriber> {
-    let after: string | null = null;
-    for (;;) {
-      const page: Subscriber[] = await store.listActiveSubscribers(after, pageSize);
-      if (page.length === 0) return;
-      after = page.at(-1)!.id;
-      const delivered = await store.deliveredTo(recapDate, page.map((s) => s.id));
-      for (const subscriber of page) {
-        if (delivered.has(subscriber.id)) counts.skippedAlreadySent++;
-        else yield subscriber;
-      }
-      if (page.length < pageSize) return;
+      const batch = await writeBatch(run, content, current.group);
+      if (!batch) continue;
+      const stop = await sendAndRecord(ctx, batch, batch.subscriberIds.map((id) => current.messages.get(id)!));
+      progress(run, total, false);
+      if (stop) return stop;
     }
+  } finally {
+    await upcoming.catch(() => {});
   }
+}
 
-  /**
-   * The next `size` subscribers that are still active now. Someone who left after their page was
-   * read is skipped and the batch is topped up from the stream, so a batch is always "the next N
-   * active, undelivered subscribers": the same set a rerun would build.
-   */
-  async function nextBatch(stream: AsyncGenerator<Subscriber>, size: number): Promise<Subscriber[]> {
-    const batch: Subscriber[] = [];
-    while (batch.length < size) {
-      const candidates: Subscriber[] = [];
-      while (candidates.length < size - batch.length) {
-        const next = await stream.next();
-        if (next.done) break;
-        candidates.push(next.value);
-      }
-      if (candidates.length === 0) break;
-      // By address, not by id: the address has a unique index on every backend, while a lookup by
-      // id as text scans the whole table (uuid or integer ids are compared as text), which made
-      // the re-check alone cost O(N) per subscriber.
-      const current = await mapLimit(candidates, RECHECK_CONCURRENCY, (candidate) => store.findSubscriberByEmail(candidate.email));
-      candidates.forEach((candidate, index) => {
-        const record = current[index];
-        if (record?.active && record.id === candidate.id) batch.push({ id: candidate.id, email: record.email });
-        else counts.skippedUnsubscribed++;
-      });
-    }
-    return batch;
-  }
-
-  /** Writes ledger rows, retrying a flaky store; returns why it could not, or null. */
-  async function record(recapDate: string, deliveries: { subscriberId: string; providerMessageId: string | null }[]): Promise<string | null> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await store.recordDeliveries(recapDate, deliveries);
-        return null;
-      } catch (error) {
-        if (attempt >= RECORD_ATTEMPTS) {
-          return `the provider accepted ${plural(deliveries.length, 'message')} but the database did not record them (${error instanceof Error ? error.message : String(error)}); a rerun within 24 h repeats that batch with the same idempotency key, which the provider does not send twice`;
-        }
-        log?.warn(`Recording deliveries failed (try ${attempt} of ${RECORD_ATTEMPTS}); retrying`);
-        await pause(500 * 2 ** attempt);
-      }
-    }
-  }
-
-  async function sendTest(address: string): Promise<DigestReport> {
-    // The operator's own link when they are on the list; a token that unsubscribes nobody otherwise.
-    const known = await store.findSubscriberByEmail(address);
-    const message = messageFor({ id: known?.id ?? 'test-message', email: address }, '[Test] ');
-    if (dryRun) {
-      counts.sent = 1;
-      return finish('dry-run', `Dry run: a test of ${label} would go to ${address}. Nothing was sent.`);
-    }
-    const result = await mailer.send(message, { signal });
-    if (result.status === 'accepted') {
-      counts.sent = 1;
-      return finish('test-sent', `Sent a test of ${label} to ${address}${result.providerId ? ` (${mailer.kind === 'outbox' ? 'file' : 'id'} ${result.providerId})` : ''}. The ledger is unchanged.`);
-    }
-    failures.add(result.reason);
-    return finish('test-failed', `The test of ${label} to ${address} failed: ${result.reason}.`);
-  }
+/** Commits the group as a pending batch; whoever left since it was read is not in it. */
+async function writeBatch(run: Run, content: DigestContent, group: Subscriber[]): Promise<DigestBatch | null> {
+  const batch = await run.options.store.writeDigestBatch({
+    recapDate: content.recapDate,
+    runId: run.runId,
+    idempotencyKey: `digest-${content.recapDate}-${randomUUID()}`,
+    contentHash: content.contentHash,
+    subscriberIds: group.map((s) => s.id),
+    createdAt: run.clock(),
+  });
+  run.tally.skippedUnsubscribed += group.length - (batch?.subscriberIds.length ?? 0);
+  return batch;
 }

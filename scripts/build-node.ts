@@ -20,6 +20,7 @@ export const ENTRIES: Record<string, string> = {
   digest: 'jobs/digest-cli.ts',
   migrate: 'server/cli/migrate.ts',
   subscribers: 'server/cli/subscribers.ts',
+  report: 'jobs/report-cli.ts',
 };
 
 /**

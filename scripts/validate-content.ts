@@ -1,10 +1,13 @@
-// `npm run validate-content`: refreshes the registry of week files, then checks every recap and
-// prints each problem with its file and field. Exits 1 when anything is wrong.
+// `npm run validate-content`: refreshes the registry of week files, checks every recap and prints
+// each problem with its file and field, then renders each recap's e-mail and runs the pre-send
+// checks on it (jobs/presend-checks.ts) with this environment's SITE_URL. Exits 1 when anything
+// is wrong; a warning (a long subject) is printed but does not fail.
 import { writeRegistry } from './recap-registry.ts';
 
 const files = await writeRegistry();
+let recaps;
 try {
-  const { recaps } = await import('../content/index.ts');
+  ({ recaps } = await import('../content/index.ts'));
   console.log(`${recaps.length} recaps valid (${files[0]} … ${files.at(-1)}).`);
 } catch (error) {
   if (error instanceof Error && error.name === 'ContentError') {
@@ -13,3 +16,37 @@ try {
   }
   throw error;
 }
+
+const [{ ConfigError, parseConfig }, { readDotEnv }, { checkRecap }] = await Promise.all([
+  import('../server/config.ts'),
+  import('../server/startup.ts'),
+  import('../jobs/digest-presend.ts'),
+]);
+readDotEnv();
+let config;
+try {
+  // The unsubscribe secret only signs the sample link; no development secret is written for it.
+  config = await parseConfig(process.env, async () => 'validate-content-sample-secret-never-used');
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`The pre-send checks cannot run. Fix these environment variables:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const production = config.env === 'production';
+let failed = 0;
+for (const recap of recaps) {
+  for (const result of await checkRecap(recap, config.siteUrl, production)) {
+    if (result.status === 'pass') continue;
+    if (result.status === 'fail') failed += 1;
+    const print = result.status === 'fail' ? console.error : console.warn;
+    print(`content/recaps/${recap.date}.ts: ${result.status === 'fail' ? 'error' : 'warning'}: ${result.title}: ${result.detail}${result.fix ? ` Fix: ${result.fix}` : ''}`);
+  }
+}
+if (failed > 0) {
+  console.error(`${failed} pre-send check${failed === 1 ? '' : 's'} failed (SITE_URL ${config.siteUrl}${production ? ', production' : ''}); the digest refuses to send such a recap.`);
+  process.exit(1);
+}
+console.log(`${recaps.length} recaps pass the pre-send checks (SITE_URL ${config.siteUrl}${production ? ', production' : ''}).`);

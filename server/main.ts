@@ -76,6 +76,7 @@ async function start() {
       recaps,
       siteUrl: config.siteUrl,
       unsubscribeSecret: config.unsubscribeSecret,
+      production: config.env === 'production',
       logger,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
@@ -101,6 +102,10 @@ function installShutdown({ server, store, logger, closeDev, scheduler }: { serve
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     forced.unref();
+    // The digest is told to stop now, not after the drain: the batch in flight is answered and
+    // recorded while requests finish. Should the forced exit still come first, that batch is
+    // already written ahead as pending, and the next run repeats it with the same key.
+    const digestStopped = scheduler?.stop().catch((error: unknown) => logger.error({ err: error }, 'Stopping the weekly digest failed'));
     // Each keep-alive connection closes once its current response is sent, so clients reconnect
     // (to another replica) instead of sending more requests here.
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -117,7 +122,7 @@ function installShutdown({ server, store, logger, closeDev, scheduler }: { serve
     }
     await closeDev?.();
     // A digest batch in flight is finished and recorded before the store goes away.
-    await scheduler?.stop();
+    await digestStopped;
     await store.close();
     logger.info('Stopped cleanly');
     process.exit(0);

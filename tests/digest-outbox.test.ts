@@ -198,4 +198,19 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
     expect(july6).toHaveLength(ACTIVE - 1);
     expect(july6.map((f) => f.headers.to)).not.toContain(first!.headers.to);
   });
+
+  it('--history lists every run of this data directory, newest first: digests, the rerun, the dry run and the test', async () => {
+    const result = await runCli(['--history']);
+    expect(result.code, result.stderr).toBe(0);
+    const rows = result.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^run\s+started \(UTC\)\s+kind\s+recap\s+outcome\s+sent/);
+    const outcomes = rows.slice(1).map((row) => /\b(manual|dry-run|test)\s+(\S+)\s+(\S+)\s+(\d+)/.exec(row)?.slice(1));
+    expect(outcomes.length).toBeGreaterThanOrEqual(5);
+    // Oldest last: the first real run sent to everyone, the rerun found nothing to do.
+    expect(outcomes.at(-1)).toEqual(['manual', '2025-07-14', 'sent', String(ACTIVE)]);
+    expect(outcomes.at(-2)).toEqual(['manual', '2025-07-14', 'already-sent', '0']);
+    expect(outcomes).toContainEqual(['dry-run', '2025-07-06', 'dry-run', String(ACTIVE)]);
+    expect(outcomes).toContainEqual(['test', '2025-07-14', 'test-sent', '1']);
+    expect(outcomes[0]).toEqual(['manual', '2025-07-06', 'sent', String(ACTIVE - 1)]);
+  });
 });

@@ -115,10 +115,15 @@ for (const kind of kinds) {
         );
         expect(tables.rows).toEqual([
           { relname: 'app_migrations', relrowsecurity: true },
+          { relname: 'digest_batches', relrowsecurity: true },
+          { relname: 'digest_contents', relrowsecurity: true },
           { relname: 'digest_deliveries', relrowsecurity: true },
           { relname: 'digest_locks', relrowsecurity: true },
+          { relname: 'digest_runs', relrowsecurity: true },
+          { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
           { relname: 'signup_rate_limits', relrowsecurity: true },
+          { relname: 'subscriber_state_history', relrowsecurity: true },
           { relname: 'subscriber_suppressions', relrowsecurity: true },
         ]);
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
@@ -126,14 +131,29 @@ for (const kind of kinds) {
           'acquire_digest_lock',
           'activate_subscriber',
           'delete_subscriber',
+          'digest_batch',
+          'digest_content',
+          'digest_finish_run',
+          'digest_mark_unknown',
+          'digest_open_batches',
+          'digest_recent_runs',
+          'digest_recipients',
+          'digest_save_content',
+          'digest_settle_batch',
+          'digest_start_run',
+          'digest_undelivered',
+          'digest_write_batch',
           'email_signups_normalise_email',
           'mark_subscriber_left',
           'prune_pending_subscribers',
+          'record_subscriber_states',
           'release_digest_lock',
+          'report_snapshot',
           'signup_rate_limit_hit',
           'signup_rate_limit_peek',
           'signup_rate_limit_reset',
           'signup_subscriber',
+          'subscriber_state_of',
         ]);
       } finally {
         await drop();

@@ -365,6 +365,76 @@ for (const backend of backends) {
       expect(await store.acquireDigestLock(short, 'crashed', 200)).toBe(false);
     });
 
+    it('writes digest batches ahead of sending, settles each once with its ledger rows, and keeps a run history', async () => {
+      const week = '2025-05-05';
+      for (const email of ['batch-a@example.com', 'batch-b@example.com', 'batch-c@example.com', 'batch-d@example.com']) await store.addSignup(email, '/');
+      const [a, b, c, d] = await Promise.all(['batch-a', 'batch-b', 'batch-c', 'batch-d'].map(async (n) => (await store.findSubscriberByEmail(`${n}@example.com`))!));
+      await store.removeSubscriber(d!.id, 'bounced');
+
+      const content = { contentHash: `hash-${backend.name}`, recapDate: week, sender: 'LW <digest@example.com>', siteUrl: 'https://lw.test', secretFingerprint: 'f1', subject: 'S', html: '<p>h</p>', bodyText: 't' };
+      await store.saveDigestContent(content);
+      await store.saveDigestContent({ ...content, subject: 'changed' }); // the first one is kept
+      expect(await store.findDigestContent(content.contentHash)).toEqual(content);
+      expect(await store.findDigestContent('no-such-hash')).toBeNull();
+
+      const runId = await store.startDigestRun('manual', new Date('2025-05-05T09:00:00Z'));
+      const undeliveredBefore = await store.listUndelivered(week, null, 100_000);
+      expect(undeliveredBefore.map((s) => s.id)).toEqual(expect.arrayContaining([a!.id, b!.id, c!.id]));
+      expect(undeliveredBefore.map((s) => s.id)).not.toContain(d!.id);
+
+      // The bounced subscriber is dropped by the write itself; the order given is kept.
+      const written = (await store.writeDigestBatch({ recapDate: week, runId, idempotencyKey: `key-1-${backend.name}`, contentHash: content.contentHash, subscriberIds: [c!.id, d!.id, a!.id], createdAt: new Date('2025-05-05T09:00:01Z') }))!;
+      expect(written).toMatchObject({ recapDate: week, sequence: 1, subscriberIds: [c!.id, a!.id], state: 'pending', runId, providerIds: null, settledAt: null });
+      expect(written.createdAt.toISOString()).toBe('2025-05-05T09:00:01.000Z');
+      // Nobody left: no batch. Members of an open batch are in no other and are not planned again.
+      expect(await store.writeDigestBatch({ recapDate: week, runId, idempotencyKey: `key-x-${backend.name}`, contentHash: content.contentHash, subscriberIds: [d!.id, a!.id], createdAt: new Date() })).toBeNull();
+      const undelivered = (await store.listUndelivered(week, null, 100_000)).map((s) => s.id);
+      expect(undelivered).toContain(b!.id);
+      expect(undelivered).not.toContain(a!.id);
+      expect(undelivered).not.toContain(c!.id);
+      expect(undelivered).toEqual([...undelivered].sort());
+
+      expect((await store.openDigestBatches(week)).map((x) => x.id)).toEqual([written.id]);
+      expect((await store.openDigestBatches(null)).map((x) => x.id)).toContain(written.id);
+      expect(await store.findDigestBatch(written.id)).toEqual(written);
+      expect(await store.findDigestBatch('999999999')).toBeNull();
+      expect(await store.findDigestBatch('not-a-number')).toBeNull();
+      const recipients = await store.digestRecipients([c!.id, d!.id]);
+      expect(recipients.sort((x, y) => x.email.localeCompare(y.email))).toEqual([
+        { id: c!.id, email: 'batch-c@example.com', active: true },
+        { id: d!.id, email: 'batch-d@example.com', active: false },
+      ]);
+
+      // Someone in a written batch who leaves stays in it; settling records only the accepted.
+      await store.removeSubscriber(a!.id, 'unsubscribed');
+      const settledAt = new Date('2025-05-05T09:00:02Z');
+      const failure = { reason: 'validation_error', recipients: [{ id: a!.id, reason: 'validation_error' }] };
+      expect(await store.settleDigestBatch(written.id, { state: 'sent', accepted: [{ subscriberId: c!.id, providerMessageId: 'msg-c' }], failure, at: settledAt })).toBe(true);
+      expect(await store.settleDigestBatch(written.id, { state: 'failed', failure, at: settledAt })).toBe(false);
+      expect(await store.findDigestBatch(written.id)).toMatchObject({ state: 'sent', providerIds: ['msg-c', null], failure });
+      expect(await store.deliveredTo(week, [a!.id, c!.id])).toEqual(new Set([c!.id]));
+      expect(await store.openDigestBatches(week)).toEqual([]);
+
+      // Unknown: still open (its members are not planned), settled by a person as "went out".
+      const second = (await store.writeDigestBatch({ recapDate: week, runId, idempotencyKey: `key-2-${backend.name}`, contentHash: content.contentHash, subscriberIds: [b!.id], createdAt: new Date() }))!;
+      expect(second.sequence).toBe(2);
+      expect(await store.markDigestBatchUnknown(second.id, 'too old')).toBe(true);
+      expect((await store.openDigestBatches(week)).map((x) => [x.id, x.state, x.failure?.reason])).toEqual([[second.id, 'unknown', 'too old']]);
+      expect((await store.listUndelivered(week, null, 100_000)).map((s) => s.id)).not.toContain(b!.id);
+      expect(await store.settleDigestBatch(second.id, { state: 'skipped', at: settledAt })).toBe(true);
+      expect(await store.markDigestBatchUnknown(second.id, 'again')).toBe(false);
+      expect(await store.deliveredTo(week, [b!.id])).toEqual(new Set([b!.id]));
+
+      await store.finishDigestRun(runId, { recapDate: week, outcome: 'sent', sent: 1, failed: 1, skippedAlreadySent: 0, skippedLeft: 1, unknownBatches: 1, message: 'Sent it.', finishedAt: settledAt });
+      const later = await store.startDigestRun('dry-run', new Date('2025-05-06T09:00:00Z'));
+      const runs = await store.recentDigestRuns(2);
+      expect(runs.map((r) => [r.id, r.kind, r.outcome])).toEqual([
+        [later, 'dry-run', null],
+        [runId, 'manual', 'sent'],
+      ]);
+      expect(runs[1]).toMatchObject({ recapDate: week, sent: 1, failed: 1, skippedLeft: 1, unknownBatches: 1, message: 'Sent it.', finishedAt: settledAt });
+    });
+
     it('reports an unreachable database as StoreUnavailableError', async () => {
       const down = await backend.openUnreachable();
       try {

@@ -9,6 +9,7 @@ import { normalizeEmail } from '../../content/email-address.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { RemovalReason, Store } from '../store/types.ts';
+import { recordEmailEvent } from './record-email-event.ts';
 
 export interface ResendWebhookOptions {
   store: Store;
@@ -92,6 +93,14 @@ export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOpti
       event = eventSchema.parse(JSON.parse(req.body.toString('utf8')));
     } catch {
       sendError(res, 400, 'invalid_event', 'The body is not a Resend event: JSON with a "type" and a "data" object.');
+      return;
+    }
+
+    try {
+      await recordEmailEvent(store, req.body, headers['svix-id'], headers['svix-timestamp'], recipients(event));
+    } catch (error) {
+      logger.error({ err: error, svixId: headers['svix-id'] }, 'Resend webhook event could not be stored');
+      sendError(res, 503, 'unavailable', 'The event could not be stored; it will be retried.');
       return;
     }
 

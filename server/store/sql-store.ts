@@ -1,14 +1,22 @@
 // The Store over SQL, shared by the embedded PGlite and a real Postgres: the same statements run
 // on both, so the contract tests prove one implementation twice.
 import { normalizeEmail } from '../../content/email-address.ts';
+import { digestBatchStore } from './digest-batches.ts';
 import { pendingMigrations } from './migrate.ts';
 import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
+import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import {
   MigrationsPendingError,
   StoreUnavailableError,
   type Activation,
+  type BatchSettlement,
+  type DigestBatchStore,
+  type DigestContent,
+  type DigestRunKind,
+  type DigestRunResult,
+  type NewBatch,
   type Delivery,
   type RemovalReason,
   type SignupDecision,
@@ -86,6 +94,7 @@ const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
 
 export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
+  private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -303,6 +312,68 @@ export class SqlStore implements Store {
   async resetRateLimit(key: string): Promise<boolean> {
     const result = await this.run<{ reset: boolean }>('select public.signup_rate_limit_reset($1) as reset', [key]);
     return result.rows[0]?.reset === true;
+  }
+
+  async recordEmailEvent(event: EmailEvent): Promise<void> {
+    await this.run(
+      `insert into public.email_events (svix_id, event_type, provider_message_id, subscriber_id, occurred_at)
+       values ($1, $2, $3, $4, $5) on conflict (svix_id) do nothing`,
+      [event.svixId, event.type, event.providerMessageId, event.subscriberId, event.occurredAt.toISOString()],
+    );
+  }
+
+  async reportSnapshot(weeks: number): Promise<ReportSnapshot> {
+    const result = await this.run<{ snapshot: unknown }>('select public.report_snapshot($1::int) as snapshot', [weeks]);
+    const raw = result.rows[0]?.snapshot;
+    return reportSnapshotSchema.parse(typeof raw === 'string' ? JSON.parse(raw) : raw);
+  }
+
+  /** `select public.name(key := $1, …)`: the digest-batch functions, as Supabase calls them over rpc. */
+  private async callFunction(name: string, args: Record<string, unknown>): Promise<unknown> {
+    const keys = Object.keys(args);
+    const params = keys.map((key) => {
+      const value = args[key];
+      return value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
+    });
+    const result = await this.run<{ result: unknown }>(`select public.${name}(${keys.map((key, i) => `${key} := $${i + 1}`).join(', ')}) as result`, params);
+    return result.rows[0]?.result ?? null;
+  }
+
+  saveDigestContent(content: DigestContent) {
+    return this.batches.saveDigestContent(content);
+  }
+  findDigestContent(contentHash: string) {
+    return this.batches.findDigestContent(contentHash);
+  }
+  listUndelivered(recapDate: string, afterId: string | null, limit: number) {
+    return this.batches.listUndelivered(recapDate, afterId, limit);
+  }
+  writeDigestBatch(batch: NewBatch) {
+    return this.batches.writeDigestBatch(batch);
+  }
+  openDigestBatches(recapDate: string | null) {
+    return this.batches.openDigestBatches(recapDate);
+  }
+  findDigestBatch(id: string) {
+    return this.batches.findDigestBatch(id);
+  }
+  settleDigestBatch(id: string, settlement: BatchSettlement) {
+    return this.batches.settleDigestBatch(id, settlement);
+  }
+  markDigestBatchUnknown(id: string, reason: string) {
+    return this.batches.markDigestBatchUnknown(id, reason);
+  }
+  digestRecipients(subscriberIds: readonly string[]) {
+    return this.batches.digestRecipients(subscriberIds);
+  }
+  startDigestRun(kind: DigestRunKind, startedAt: Date) {
+    return this.batches.startDigestRun(kind, startedAt);
+  }
+  finishDigestRun(id: string, result: DigestRunResult) {
+    return this.batches.finishDigestRun(id, result);
+  }
+  recentDigestRuns(limit: number) {
+    return this.batches.recentDigestRuns(limit);
   }
 
   async checkReady(): Promise<void> {

@@ -6,8 +6,10 @@
 // key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
+import { digestBatchStore } from './digest-batches.ts';
 import { loadMigrations } from './migrate.ts';
 import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
+import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { normalizeEmail } from '../../content/email-address.ts';
 import { ACTIVATE_FROM, countsByStatus, DETAILS_COLUMNS, singleModeResult, toDetails, type DetailsRow } from './subscriber-rows.ts';
 import {
@@ -15,6 +17,12 @@ import {
   StoreUnavailableError,
   SUBSCRIBER_STATUSES,
   type Activation,
+  type BatchSettlement,
+  type DigestBatchStore,
+  type DigestContent,
+  type DigestRunKind,
+  type DigestRunResult,
+  type NewBatch,
   type Delivery,
   type RemovalReason,
   type SignupDecision,
@@ -138,6 +146,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
+  // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
+  private readonly batches: DigestBatchStore = digestBatchStore(async (name, args) => {
+    const answer = await this.service.rpc(name, args);
+    if (answer.error) throw failure(`calling ${name}`, answer);
+    return answer.data as unknown;
+  });
 
   constructor(
     private readonly service: SupabaseClient,
@@ -338,6 +352,61 @@ class SupabaseStore implements Store {
     const reset = await this.service.rpc('signup_rate_limit_reset', { p_key: key });
     if (reset.error) throw failure('resetting a signup limit', reset);
     return reset.data === true;
+  }
+
+  async recordEmailEvent(event: EmailEvent): Promise<void> {
+    const row = {
+      svix_id: event.svixId,
+      event_type: event.type,
+      provider_message_id: event.providerMessageId,
+      subscriber_id: event.subscriberId,
+      occurred_at: event.occurredAt.toISOString(),
+    };
+    const written = await this.service.from('email_events').upsert(row, { onConflict: 'svix_id', ignoreDuplicates: true });
+    if (written.error) throw failure('recording a webhook event', written);
+  }
+
+  async reportSnapshot(weeks: number): Promise<ReportSnapshot> {
+    const answer = await this.service.rpc('report_snapshot', { p_weeks: weeks });
+    if (answer.error) throw failure('reading the report', answer);
+    return reportSnapshotSchema.parse(answer.data);
+  }
+
+  saveDigestContent(content: DigestContent) {
+    return this.batches.saveDigestContent(content);
+  }
+  findDigestContent(contentHash: string) {
+    return this.batches.findDigestContent(contentHash);
+  }
+  listUndelivered(recapDate: string, afterId: string | null, limit: number) {
+    return this.batches.listUndelivered(recapDate, afterId, limit);
+  }
+  writeDigestBatch(batch: NewBatch) {
+    return this.batches.writeDigestBatch(batch);
+  }
+  openDigestBatches(recapDate: string | null) {
+    return this.batches.openDigestBatches(recapDate);
+  }
+  findDigestBatch(id: string) {
+    return this.batches.findDigestBatch(id);
+  }
+  settleDigestBatch(id: string, settlement: BatchSettlement) {
+    return this.batches.settleDigestBatch(id, settlement);
+  }
+  markDigestBatchUnknown(id: string, reason: string) {
+    return this.batches.markDigestBatchUnknown(id, reason);
+  }
+  digestRecipients(subscriberIds: readonly string[]) {
+    return this.batches.digestRecipients(subscriberIds);
+  }
+  startDigestRun(kind: DigestRunKind, startedAt: Date) {
+    return this.batches.startDigestRun(kind, startedAt);
+  }
+  finishDigestRun(id: string, result: DigestRunResult) {
+    return this.batches.finishDigestRun(id, result);
+  }
+  recentDigestRuns(limit: number) {
+    return this.batches.recentDigestRuns(limit);
   }
 
   async checkReady(): Promise<void> {

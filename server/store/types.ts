@@ -3,6 +3,7 @@
 import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
+import type { ReportStore } from './report-types.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
 
@@ -85,7 +86,106 @@ export interface Delivery {
   providerMessageId: string | null;
 }
 
-export interface Store extends RateLimitCounters {
+export type BatchState = 'pending' | 'sent' | 'failed' | 'unknown' | 'skipped';
+
+/** One rendering of a recap's e-mail: the template with a marker where each unsubscribe link goes. */
+export interface DigestContent {
+  contentHash: string;
+  recapDate: string;
+  sender: string;
+  siteUrl: string;
+  /** A hash of the unsubscribe secret the links were signed with, never the secret. */
+  secretFingerprint: string;
+  subject: string;
+  html: string;
+  bodyText: string;
+}
+
+/** A batch written before it went to the provider: the record of what may already have gone out. */
+export interface DigestBatch {
+  id: string;
+  recapDate: string;
+  sequence: number;
+  idempotencyKey: string;
+  /** In the order the messages go to the provider. */
+  subscriberIds: string[];
+  contentHash: string;
+  state: BatchState;
+  /** Parallel to subscriberIds once sent: the provider's id, or null where it refused (or gave none). */
+  providerIds: (string | null)[] | null;
+  failure: BatchFailure | null;
+  runId: string | null;
+  createdAt: Date;
+  settledAt: Date | null;
+}
+
+export interface BatchFailure {
+  reason: string;
+  /** Per recipient, where the provider said which. */
+  recipients?: { id: string; reason: string }[];
+}
+
+export interface NewBatch {
+  recapDate: string;
+  runId: string | null;
+  idempotencyKey: string;
+  contentHash: string;
+  subscriberIds: readonly string[];
+  createdAt: Date;
+}
+
+export type BatchSettlement =
+  | { state: 'sent'; accepted: readonly Delivery[]; failure: BatchFailure | null; at: Date }
+  | { state: 'failed'; failure: BatchFailure; at: Date }
+  | { state: 'skipped'; at: Date };
+
+export type DigestRunKind = 'scheduled' | 'manual' | 'test' | 'dry-run' | 'settle';
+
+export interface DigestRunResult {
+  recapDate: string | null;
+  outcome: string;
+  sent: number;
+  failed: number;
+  skippedAlreadySent: number;
+  skippedLeft: number;
+  unknownBatches: number;
+  message: string;
+  finishedAt: Date;
+}
+
+export interface DigestRun extends Partial<Omit<DigestRunResult, 'outcome'>> {
+  id: string;
+  kind: DigestRunKind;
+  startedAt: Date;
+  /** Null while running, or for a run that was killed. */
+  outcome: string | null;
+}
+
+/** The write-ahead batches and run history of the Monday job (supabase/migrations/…_digest_batches.sql). */
+export interface DigestBatchStore {
+  saveDigestContent(content: DigestContent): Promise<void>;
+  findDigestContent(contentHash: string): Promise<DigestContent | null>;
+  /** Active subscribers without this recap, not in an open batch of it, by id, after `afterId`. */
+  listUndelivered(recapDate: string, afterId: string | null, limit: number): Promise<Subscriber[]>;
+  /**
+   * Commits a pending batch of those given who are still active and unserved (one statement);
+   * null when none of them is.
+   */
+  writeDigestBatch(batch: NewBatch): Promise<DigestBatch | null>;
+  /** Pending and unknown batches of a recap (of every recap when null), oldest first. */
+  openDigestBatches(recapDate: string | null): Promise<DigestBatch[]>;
+  findDigestBatch(id: string): Promise<DigestBatch | null>;
+  /** Closes an open batch with its ledger rows in one transaction; false when it was not open. */
+  settleDigestBatch(id: string, settlement: BatchSettlement): Promise<boolean>;
+  markDigestBatchUnknown(id: string, reason: string): Promise<boolean>;
+  /** The addresses of these subscribers, whatever their state, and whether each is active now. */
+  digestRecipients(subscriberIds: readonly string[]): Promise<(Subscriber & { active: boolean })[]>;
+  startDigestRun(kind: DigestRunKind, startedAt: Date): Promise<string>;
+  finishDigestRun(id: string, result: DigestRunResult): Promise<void>;
+  recentDigestRuns(limit: number): Promise<DigestRun[]>;
+}
+
+export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**

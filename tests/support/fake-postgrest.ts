@@ -381,8 +381,8 @@ async function callFunction(db: pg.PoolClient, name: string, body: unknown): Pro
   const args = body === undefined ? {} : body;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) throw pgrst(400, 'PGRST102', 'Empty or invalid json');
   const keys = Object.keys(args).sort();
-  const candidates = await db.query<{ argnames: string[] | null; required: number; void: boolean; retset: boolean }>(
-    `select p.proargnames as argnames, p.pronargs - p.pronargdefaults as required,
+  const candidates = await db.query<{ argnames: string[] | null; argtypes: string[]; required: number; void: boolean; retset: boolean }>(
+    `select p.proargnames as argnames, p.proargtypes::regtype[]::text[] as argtypes, p.pronargs - p.pronargdefaults as required,
             p.prorettype = 'void'::regtype as void, p.proretset as retset
      from pg_proc p where p.pronamespace = 'public'::regnamespace and p.proname = $1`,
     [name],
@@ -403,8 +403,11 @@ async function callFunction(db: pg.PoolClient, name: string, body: unknown): Pro
   const params: unknown[] = [];
   const named = keys.map((key) => {
     const value = (args as Record<string, unknown>)[key];
-    // Arrays go as Postgres arrays (text[] parameters), other objects as json, as PostgREST does.
-    params.push(value !== null && typeof value === 'object' && !Array.isArray(value) ? JSON.stringify(value) : value);
+    // PostgREST converts each JSON argument to its parameter's declared type: an array goes to a
+    // Postgres array parameter (text[]) as an array, any object or array to json/jsonb as JSON.
+    const type = match.argtypes[(match.argnames ?? []).indexOf(key)] ?? '';
+    const asJson = value !== null && typeof value === 'object' && (!Array.isArray(value) || /^jsonb?$/.test(type));
+    params.push(asJson ? JSON.stringify(value) : value);
     return `${quote(key)} := $${params.length}`;
   });
   const call = `public.${quote(name)}(${named.join(', ')})`;

@@ -74,6 +74,8 @@ export class FakeResend {
   /** Awaited after a batch is accepted and recorded, before the answer is written. */
   onBatchAccepted: ((acceptedBatches: number) => Promise<void> | void) | null = null;
   acceptedBatches = 0;
+  /** The provider's clock: a test moves it forward to be "25 hours later" without waiting. */
+  clock: () => number = Date.now;
 
   private server: Server | null = null;
   private readonly idempotency = new Map<string, CachedAnswer>();
@@ -142,7 +144,7 @@ export class FakeResend {
     }
     const rawBytes = Buffer.concat(chunks);
     const raw = rawBytes.toString('utf8');
-    const now = Date.now();
+    const now = this.clock();
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     const key = (req.headers['idempotency-key'] as string | undefined) ?? null;
     const log = (status: number | 'hung', kind: string) => this.requests.push({ path, idempotencyKey: key, status, kind, at: now });

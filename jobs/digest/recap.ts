@@ -1,0 +1,67 @@
+// Which recap a run sends, and whether it may: the newest one whose date has come (or the one
+// asked for), not a future one, and on the schedule only while it is fresh.
+import { daysBetween, formatWeekDate } from '../../content/dates.ts';
+import type { Recap } from '../../content/schema.ts';
+import { site } from '../../content/site.ts';
+import { plural } from './report.ts';
+
+export interface RecapRef {
+  date: string;
+  path: string;
+  headline: string;
+  /** Days from the recap's date to today (negative: not yet come). */
+  ageDays: number;
+}
+
+export interface RecapChoice {
+  recaps: readonly Recap[];
+  today: string;
+  recapWeek?: string;
+  scheduled: boolean;
+  /** A dry run or a test copy may preview a recap whose date has not come. */
+  preview: boolean;
+  testRecipient?: string;
+  freshnessDays: number;
+}
+
+export type ChosenRecap =
+  | { recap: Recap; ref: RecapRef; label: string }
+  | { refused: 'unknown-recap' | 'no-recap' | 'not-yet' | 'stale'; ref: RecapRef | null; message: string };
+
+/** `YYYY-MM-DD` of an instant on the wall calendar of a time zone. */
+export function isoDateIn(instant: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+export function findRecapIn(recaps: readonly Recap[], week: string): Recap | undefined {
+  const path = week.startsWith('/') ? week : `/${week}`;
+  return recaps.find((recap) => recap.date === week || recap.path === path);
+}
+
+export const weekLabel = (recap: Pick<Recap, 'date'>) => site.recap.weekOf(formatWeekDate(recap.date));
+
+export function chooseRecap({ recaps, today, recapWeek, scheduled, preview, testRecipient, freshnessDays }: RecapChoice): ChosenRecap {
+  const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date));
+  const recap = recapWeek !== undefined ? findRecapIn(newestFirst, recapWeek) : newestFirst.find((candidate) => candidate.date <= today);
+  if (!recap && recapWeek !== undefined) {
+    return { refused: 'unknown-recap', ref: null, message: `There is no recap for "${recapWeek}". Use a date such as ${newestFirst[0]?.date ?? '2025-07-14'} or its path.` };
+  }
+  if (!recap) return { refused: 'no-recap', ref: null, message: `Nothing to send: no recap is dated on or before ${today}.` };
+
+  const ageDays = daysBetween(recap.date, today);
+  const ref = { date: recap.date, path: recap.path, headline: recap.headline, ageDays };
+  const label = weekLabel(recap);
+  if (ageDays < 0 && !preview && !testRecipient) {
+    return { refused: 'not-yet', ref, message: `Nothing sent: ${label} is dated ${recap.date}, which has not come yet (today is ${today}). Preview it with --to or --dry-run.` };
+  }
+  if (scheduled && recapWeek === undefined && ageDays >= freshnessDays && !testRecipient) {
+    return {
+      refused: 'stale',
+      ref,
+      message: `Nothing sent: the newest recap, ${label}, is ${plural(ageDays, 'day')} old, and the schedule sends a recap only during the ${plural(freshnessDays, 'day')} from its date (DIGEST_FRESHNESS_DAYS). Add this week's recap, or send that one by hand: npm run digest -- --recap ${recap.date}`,
+    };
+  }
+  return { recap, ref, label };
+}

@@ -1,0 +1,124 @@
+// Planning, writing, sending and settling single batches on a real embedded store, against the
+// local Resend stand-in: each part alone, as the job strings them together.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recaps } from '../../content/index.ts';
+import { prepareDigest } from '../../emails/render-digest.ts';
+import { ResendMailer } from '../../server/mail/resend.ts';
+import { openPGliteStore } from '../../server/store/pglite.ts';
+import type { DigestContent, Store, Subscriber } from '../../server/store/types.ts';
+import { startFakeResend, type FakeResend } from '../../tests/support/fake-resend.ts';
+import { digestContentOf, messageFrom } from './content.ts';
+import { candidateGroups } from './plan.ts';
+import { RunTally } from './report.ts';
+import { PROVIDER_IDEMPOTENCY_WINDOW_MS, sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
+
+const SECRET = 'send-batch-test-secret-0123456789abcdef0123456789';
+const FROM = 'Launched Weekly <digest@launchedweekly.test>';
+const RECAP = recaps.find((r) => r.date === '2025-07-14')!;
+
+let store: Store;
+let fake: FakeResend;
+let content: DigestContent;
+
+const mailer = () => new ResendMailer({ apiKey: 're_test_unit', baseUrl: fake.url, from: FROM, policy: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 } });
+const context = (overrides: Partial<BatchContext> = {}): BatchContext => ({ store, mailer: mailer(), unsubscribeSecret: SECRET, now: () => new Date(), tally: new RunTally(), pause: async () => {}, ...overrides });
+
+async function firstGroup(size: number): Promise<Subscriber[]> {
+  const next = await candidateGroups(store, RECAP.date, size).next();
+  return next.done ? [] : next.value;
+}
+
+async function writeFirst(size: number, createdAt = new Date()) {
+  const group = await firstGroup(size);
+  const batch = (await store.writeDigestBatch({ recapDate: RECAP.date, runId: null, idempotencyKey: `unit-${Math.random()}`, contentHash: content.contentHash, subscriberIds: group.map((s) => s.id), createdAt }))!;
+  return { batch, messages: group.map((s) => messageFrom(content, s, SECRET)) };
+}
+
+beforeAll(async () => {
+  store = await openPGliteStore(null);
+  for (let i = 1; i <= 12; i++) await store.addSignup(`reader${String(i).padStart(2, '0')}@example.com`, '/');
+  fake = await startFakeResend();
+  content = digestContentOf(await prepareDigest(RECAP, 'https://lw.test'), FROM, 'https://lw.test', SECRET);
+  await store.saveDigestContent(content);
+});
+afterAll(async () => {
+  await fake.close();
+  await store.close();
+});
+beforeEach(async () => {
+  // Each test starts from whatever the last left open closed.
+  for (const open of await store.openDigestBatches(RECAP.date)) await store.settleDigestBatch(open.id, { state: 'skipped', at: new Date() });
+  fake.serverErrors = 0;
+});
+
+describe('candidateGroups', () => {
+  it('gives active subscribers without the recap, in id order, a batch at a time, across pages', async () => {
+    const everyone = await store.listActiveSubscribers(null, 100);
+    const groups = [];
+    for await (const group of candidateGroups(store, '2025-01-05', 5, 4)) groups.push(group.map((s) => s.id));
+    expect(groups.map((g) => g.length)).toEqual([5, 5, 2]);
+    expect(groups.flat()).toEqual(everyone.map((s) => s.id));
+  });
+});
+
+describe('sendAndRecord', () => {
+  it('closes the batch with its ledger rows once the provider accepted it', async () => {
+    const ctx = context();
+    const { batch, messages } = await writeFirst(3);
+    expect(await sendAndRecord(ctx, batch, messages)).toBeNull();
+    expect(ctx.tally.sent).toBe(3);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'sent', providerIds: [expect.any(String), expect.any(String), expect.any(String)] });
+    expect(await store.deliveredTo(RECAP.date, batch.subscriberIds)).toEqual(new Set(batch.subscriberIds));
+  });
+
+  it('leaves the batch pending (it may have gone out) and stops when the provider keeps failing', async () => {
+    const ctx = context();
+    const { batch, messages } = await writeFirst(2);
+    fake.serverErrors = 10;
+    expect(await sendAndRecord(ctx, batch, messages)).toMatch(/the provider kept failing: internal_server_error/);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'pending' });
+    expect(await store.deliveredTo(RECAP.date, batch.subscriberIds)).toEqual(new Set());
+  });
+
+  it('makes the batch unknown, not failed, when the provider refuses its key for another body (409)', async () => {
+    const { batch, messages } = await writeFirst(2);
+    expect(await sendAndRecord(context(), batch, messages)).toBeNull();
+    const other = (await store.writeDigestBatch({ recapDate: RECAP.date, runId: null, idempotencyKey: batch.idempotencyKey.replace('unit', 'other'), contentHash: content.contentHash, subscriberIds: (await firstGroup(1)).map((s) => s.id), createdAt: new Date() }))!;
+    const ctx = context();
+    const reused = { ...other, idempotencyKey: batch.idempotencyKey };
+    expect(await sendAndRecord(ctx, reused, [messageFrom(content, { id: other.subscriberIds[0]!, email: 'someone@example.com' }, SECRET)])).toBeNull();
+    expect(ctx.tally.failedTotal()).toBe(0);
+    expect(ctx.tally.unknown).toEqual([expect.objectContaining({ id: other.id, reason: expect.stringContaining('invalid_idempotent_request') })]);
+    expect(await store.findDigestBatch(other.id)).toMatchObject({ state: 'unknown' });
+  });
+});
+
+describe('settleOpenBatches', () => {
+  it('repeats a pending batch with its stored key inside the window: the provider answers from its cache', async () => {
+    const { batch, messages } = await writeFirst(2);
+    await mailer().sendBatch(messages, { idempotencyKey: batch.idempotencyKey }); // went out; the answer was lost
+    const before = fake.messages.length;
+    const ctx = context();
+    expect(await settleOpenBatches(ctx, RECAP.date)).toBeNull();
+    expect(fake.messages.length).toBe(before);
+    expect(fake.requests.at(-1)).toMatchObject({ idempotencyKey: batch.idempotencyKey, kind: 'replayed' });
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'sent' });
+  });
+
+  it('sends nothing for a batch older than the provider’s window and reports it unknown', async () => {
+    const { batch } = await writeFirst(2, new Date(Date.now() - PROVIDER_IDEMPOTENCY_WINDOW_MS - 60_000));
+    const requests = fake.requests.length;
+    const ctx = context();
+    expect(await settleOpenBatches(ctx, RECAP.date)).toBeNull();
+    expect(fake.requests.length).toBe(requests);
+    expect(ctx.tally.unknown).toEqual([expect.objectContaining({ id: batch.id, recipients: 2, settle: { send: `npm run digest -- --settle ${batch.id} send`, skip: `npm run digest -- --settle ${batch.id} skip` } })]);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'unknown' });
+    // Still open: the next settle reports it again and its members are planned into nothing new.
+    const again = context();
+    await settleOpenBatches(again, RECAP.date);
+    expect(again.tally.unknown.map((u) => u.id)).toEqual([batch.id]);
+    const planned = [];
+    for await (const group of candidateGroups(store, RECAP.date, 100)) planned.push(...group.map((s) => s.id));
+    expect(planned.some((id) => batch.subscriberIds.includes(id))).toBe(false);
+  });
+});

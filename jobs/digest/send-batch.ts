@@ -1,0 +1,138 @@
+// Sending one written batch and recording the provider's answer, and settling the batches a
+// crashed run left pending. A batch row exists before its request leaves (writeDigestBatch); the
+// answer closes it with its ledger rows in one transaction. Whatever may have gone out but cannot
+// be confirmed stays pending (to be repeated with the same key) or becomes unknown (for a person to
+// decide); it is never counted as a failure and never planned again.
+import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
+import type { BatchFailure, DigestBatch, Store } from '../../server/store/types.ts';
+import { rebuildMessages } from './content.ts';
+import { plural, settleCommands, type RunTally, type UnknownBatch } from './report.ts';
+
+/** How long the provider honours an idempotency key (Resend: 24 hours). */
+export const PROVIDER_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * A repeat must reach the provider inside its window, measured from when the batch was written
+ * (before the first request left). The margin covers the repeat's own retries and clock skew.
+ */
+export const REPEAT_SAFETY_MARGIN_MS = 15 * 60 * 1000;
+const RECORD_ATTEMPTS = 4;
+
+export interface BatchContext {
+  store: Store;
+  mailer: Mailer;
+  unsubscribeSecret: string;
+  /** The run's clock (injected in tests, so "25 hours later" is a parameter). */
+  now: () => Date;
+  tally: RunTally;
+  signal?: AbortSignal;
+  warn?: (line: string) => void;
+  /** Waits between attempts to record; tests make it instant. */
+  pause?: (ms: number) => Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resend's answer when a key comes back with another body: the first request may have gone out. */
+const isIdempotencyConflict = (reason: string) => reason.startsWith('invalid_idempotent_request');
+
+export function unknownBatchOf(batch: Pick<DigestBatch, 'id' | 'recapDate' | 'sequence' | 'subscriberIds'>, reason: string): UnknownBatch {
+  return { id: batch.id, recapDate: batch.recapDate, sequence: batch.sequence, recipients: batch.subscriberIds.length, reason, settle: settleCommands(batch.id) };
+}
+
+async function markUnknown(ctx: BatchContext, batch: DigestBatch, reason: string): Promise<void> {
+  await ctx.store.markDigestBatchUnknown(batch.id, reason);
+  ctx.tally.unknown.push(unknownBatchOf(batch, reason));
+  ctx.warn?.(`Batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}) is unknown: ${reason}`);
+}
+
+/** Closes a batch, retrying a flaky store; why it could not, or null. */
+async function settle(ctx: BatchContext, batch: DigestBatch, write: () => Promise<boolean>): Promise<string | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await write();
+      return null;
+    } catch (error) {
+      if (attempt >= RECORD_ATTEMPTS) {
+        return `the provider answered batch ${batch.id} but the database did not record it (${error instanceof Error ? error.message : String(error)}); it stays pending, and a rerun within 24 h repeats it with the same idempotency key, which the provider does not send twice`;
+      }
+      ctx.warn?.(`Recording batch ${batch.id} failed (try ${attempt} of ${RECORD_ATTEMPTS}); retrying`);
+      await (ctx.pause ?? sleep)(500 * 2 ** attempt);
+    }
+  }
+}
+
+/**
+ * Sends a written batch with its messages (in its order) under `idempotencyKey` and records the
+ * answer. Returns why the run must stop, or null to go on.
+ */
+export async function sendAndRecord(ctx: BatchContext, batch: DigestBatch, messages: OutgoingMessage[], idempotencyKey = batch.idempotencyKey): Promise<string | null> {
+  const outcome = await ctx.mailer.sendBatch(messages, { idempotencyKey, signal: ctx.signal });
+  const failures = outcome.results.flatMap((result, index) => (result.status === 'failed' ? [{ id: batch.subscriberIds[index]!, reason: result.reason, permanent: result.permanent }] : []));
+
+  const conflict = failures.find((f) => isIdempotencyConflict(f.reason));
+  if (conflict) {
+    await markUnknown(ctx, batch, `the provider refused to repeat it under its key (${conflict.reason})`);
+    return null;
+  }
+  // Unavailable or rate limited past the retry budget: the request may have gone through, so the
+  // batch stays pending for a rerun to repeat with the same key.
+  // They count as failed in this run's report, which says what happened to its requests.
+  const transient = failures.find((f) => !f.permanent && !outcome.fatal);
+  if (transient) {
+    for (const f of failures) ctx.tally.fail(f.reason);
+    return `the provider kept failing: ${transient.reason}`;
+  }
+
+  const accepted = outcome.results.flatMap((result, index) =>
+    result.status === 'accepted' ? [{ subscriberId: batch.subscriberIds[index]!, providerMessageId: result.providerId }] : [],
+  );
+  const failure: BatchFailure | null =
+    failures.length === 0 ? null : { reason: outcome.fatal ?? failures[0]!.reason, recipients: failures.map(({ id, reason }) => ({ id, reason })) };
+  const at = ctx.now();
+  const unrecorded = await settle(ctx, batch, () =>
+    accepted.length > 0 || failure === null
+      ? ctx.store.settleDigestBatch(batch.id, { state: 'sent', accepted, failure, at })
+      : ctx.store.settleDigestBatch(batch.id, { state: 'failed', failure, at }),
+  );
+  if (unrecorded) return unrecorded;
+  ctx.tally.sent += accepted.length;
+  for (const f of failures) ctx.tally.fail(f.reason);
+  if (outcome.fatal) return `the provider refused the sender: ${outcome.fatal}`;
+  return null;
+}
+
+/**
+ * Settles a batch left pending by an earlier run: inside the provider's window it is repeated
+ * exactly (stored key, recipients, content), so the provider answers from its cache whatever
+ * went out; past it, or when it cannot be rebuilt, it becomes unknown. Returns why the run must
+ * stop, or null.
+ */
+export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch): Promise<string | null> {
+  const ageMs = ctx.now().getTime() - batch.createdAt.getTime();
+  if (ageMs >= PROVIDER_IDEMPOTENCY_WINDOW_MS - REPEAT_SAFETY_MARGIN_MS) {
+    await markUnknown(ctx, batch, `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; the provider forgets its idempotency key after ${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h, so repeating it could send it twice`);
+    return null;
+  }
+  const [content, recipients] = await Promise.all([ctx.store.findDigestContent(batch.contentHash), ctx.store.digestRecipients(batch.subscriberIds)]);
+  const rebuilt = rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret);
+  if ('problem' in rebuilt) {
+    await markUnknown(ctx, batch, `it cannot be repeated exactly: ${rebuilt.problem}`);
+    return null;
+  }
+  ctx.warn?.(`Repeating batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}), left pending by an earlier run, with its stored idempotency key`);
+  return sendAndRecord(ctx, batch, rebuilt.messages);
+}
+
+/** Every open batch of the recap, oldest first: pending ones settled, unknown ones reported. */
+export async function settleOpenBatches(ctx: BatchContext, recapDate: string): Promise<string | null> {
+  for (const batch of await ctx.store.openDigestBatches(recapDate)) {
+    if (batch.state === 'unknown') {
+      ctx.tally.unknown.push(unknownBatchOf(batch, batch.failure?.reason ?? 'not settled'));
+      continue;
+    }
+    if (ctx.signal?.aborted) return 'stopped on request';
+    const stop = await settlePendingBatch(ctx, batch);
+    if (stop) return stop;
+  }
+  return null;
+}

@@ -1,0 +1,66 @@
+// `npm run report [-- --out FILE]`: writes the operator's report (default dist/report/index.html)
+// and prints its headline figures. Exit 0 when written, 1 when the store or configuration fails,
+// 2 for bad arguments.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { recaps } from '../content/index.ts';
+import { configOrExit, readDotEnv } from '../server/startup.ts';
+
+const USAGE = `Usage: npm run report -- [--out FILE]
+
+Writes one self-contained HTML page with the list's health (subscribers over time, signups and
+their source pages, every send with its bounce and complaint rates, the next scheduled run and its
+pre-send checks) and prints the headline figures.
+
+  --out FILE   where to write the page (default dist/report/index.html)
+  -h, --help   show this help`;
+
+function parseArguments(argv: string[]): { out: string } {
+  try {
+    const { values } = parseArgs({ args: argv, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (values.out !== undefined && values.out.trim() === '') throw new Error('--out needs a file name, e.g. --out report.html');
+    return { out: resolve(values.out ?? 'dist/report/index.html') };
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+async function main() {
+  const args = parseArguments(process.argv.slice(2));
+  const [{ openStore, StoreLockedError }, { gatherReport }, { headlineFigures, renderReportHtml }] = await Promise.all([
+    import('../server/store/index.ts'),
+    import('./report/gather.ts'),
+    import('./report/render.tsx'),
+  ]);
+  readDotEnv();
+  const config = await configOrExit('The report cannot run');
+  let store;
+  try {
+    store = await openStore(config.store);
+  } catch (error) {
+    if (error instanceof StoreLockedError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  let data;
+  try {
+    data = await gatherReport({ store, recaps, now: new Date(), siteUrl: config.siteUrl, production: config.env === 'production', digest: config.digest });
+  } finally {
+    await store.close();
+  }
+  const html = await renderReportHtml(data);
+  await mkdir(dirname(args.out), { recursive: true });
+  await writeFile(args.out, html);
+  console.log(headlineFigures(data).join('\n'));
+  console.log(`Report written to ${args.out}`);
+}
+
+await main();

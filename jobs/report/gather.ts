@@ -1,0 +1,130 @@
+// The figures of the operator's report, gathered once: the store's snapshot (weekly states,
+// signups, sources, sends), each send's rates against the 0.3 % line, and what the next scheduled
+// run would do, with the pre-send checks on the recap it would send.
+import { createTask } from 'node-cron';
+import { daysBetween, formatWeekDate } from '../../content/dates.ts';
+import type { Recap } from '../../content/schema.ts';
+import { site } from '../../content/site.ts';
+import type { ReportSnapshot } from '../../server/store/report-types.ts';
+import type { Store } from '../../server/store/types.ts';
+import { checkRecap } from '../digest-presend.ts';
+import type { CheckResult } from '../presend-checks.ts';
+import { isoDateIn } from '../weekly-digest.ts';
+
+/** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
+export const RATE_LINE = 0.003;
+export const REPORT_WEEKS = 52;
+
+export const STATES = ['active', 'pending', 'unsubscribed', 'bounced', 'complained'] as const;
+export type State = (typeof STATES)[number];
+
+export interface SendRow {
+  recapDate: string;
+  label: string;
+  headline: string | null;
+  sent: number;
+  failed: number;
+  unknown: number;
+  skipped: number;
+  firstSentAt: Date | null;
+  lastSentAt: Date | null;
+  bounced: number;
+  complained: number;
+  bounceRate: number;
+  complaintRate: number;
+}
+
+export type NextRun =
+  | { kind: 'off'; reason: string }
+  | {
+      kind: 'scheduled';
+      at: Date;
+      cron: string;
+      timezone: string;
+      /** The recap the run would send, or null with `reason` saying why it would send nothing. */
+      recap: { date: string; label: string; headline: string; path: string } | null;
+      reason: string | null;
+      activeSubscribers: number;
+      alreadyHaveIt: number;
+      checks: CheckResult[];
+    };
+
+export interface ReportData {
+  generatedAt: Date;
+  siteUrl: string;
+  snapshot: ReportSnapshot;
+  totals: Record<State, number>;
+  sends: SendRow[];
+  nextRun: NextRun;
+}
+
+export interface GatherOptions {
+  store: Store;
+  recaps: readonly Recap[];
+  now: Date;
+  siteUrl: string;
+  production: boolean;
+  digest: { cron: string; timezone: string; freshnessDays: number };
+}
+
+export const weekLabel = (date: string) => site.recap.weekOf(formatWeekDate(date));
+export const rate = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
+
+export function nextRunAt(cron: string, timezone: string): Date | null {
+  const task = createTask(cron, () => {}, { timezone });
+  try {
+    return task.getNextRuns(1)[0] ?? null;
+  } finally {
+    void task.destroy();
+  }
+}
+
+/** The recap a scheduled run at `at` picks, as runWeeklyDigest does in 'scheduled' mode. */
+function recapForRun(recaps: readonly Recap[], at: Date, timezone: string, freshnessDays: number): { recap: Recap | null; reason: string | null } {
+  const day = isoDateIn(at, timezone);
+  const recap = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).find((candidate) => candidate.date <= day);
+  if (!recap) return { recap: null, reason: `no recap is dated on or before ${day}` };
+  const age = daysBetween(recap.date, day);
+  if (age >= freshnessDays) {
+    return {
+      recap,
+      reason: `the newest recap, ${weekLabel(recap.date)}, will be ${age} days old and the schedule sends a recap only during the ${freshnessDays} days from its date (DIGEST_FRESHNESS_DAYS); add that week's recap to content/recaps`,
+    };
+  }
+  return { recap, reason: null };
+}
+
+async function planNextRun(options: GatherOptions, active: number): Promise<NextRun> {
+  const { cron, timezone, freshnessDays } = options.digest;
+  if (cron === 'off') return { kind: 'off', reason: 'DIGEST_CRON=off: this process does not schedule the digest (another replica or a cron job may).' };
+  const at = nextRunAt(cron, timezone);
+  if (!at) return { kind: 'off', reason: `DIGEST_CRON "${cron}" has no next run.` };
+  const { recap, reason } = recapForRun(options.recaps, at, timezone, freshnessDays);
+  const checks = recap ? await checkRecap(recap, options.siteUrl, options.production) : [];
+  const alreadyHaveIt = recap && !reason ? await options.store.countDeliveries(recap.date) : 0;
+  return {
+    kind: 'scheduled',
+    at,
+    cron,
+    timezone,
+    recap: recap ? { date: recap.date, label: weekLabel(recap.date), headline: recap.headline, path: recap.path } : null,
+    reason,
+    activeSubscribers: active,
+    alreadyHaveIt,
+    checks,
+  };
+}
+
+export async function gatherReport(options: GatherOptions): Promise<ReportData> {
+  const snapshot = await options.store.reportSnapshot(REPORT_WEEKS);
+  const totals = Object.fromEntries(STATES.map((state) => [state, snapshot.totals[state] ?? 0])) as Record<State, number>;
+  const headlines = new Map(options.recaps.map((recap) => [recap.date, recap.headline]));
+  const sends = snapshot.sends.map((send) => ({
+    ...send,
+    label: weekLabel(send.recapDate),
+    headline: headlines.get(send.recapDate) ?? null,
+    bounceRate: rate(send.bounced, send.sent),
+    complaintRate: rate(send.complained, send.sent),
+  }));
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active) };
+}

@@ -1,0 +1,142 @@
+// The report's part of the store contract, on all three backends: webhook events stored once,
+// and one snapshot whose figures match what happened to the list and the ledger.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../server/store/migrate.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
+import { openSupabaseStore } from '../server/store/supabase.ts';
+import type { Store } from '../server/store/types.ts';
+import { startFakePostgrest } from './support/fake-postgrest.ts';
+import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { createSupabaseRoles } from './support/supabase-roles.ts';
+
+interface Opened {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+const backends: { name: string; available: boolean; open(): Promise<Opened> }[] = [
+  {
+    name: 'pglite',
+    available: true,
+    async open() {
+      const store = await openPGliteStore(null);
+      return { store, cleanup: () => store.close() };
+    },
+  },
+  {
+    name: 'postgres',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createTestDatabase();
+      const store = await openPostgresStore(db.url);
+      return { store, cleanup: async () => (await store.close(), await db.drop()) };
+    },
+  },
+  {
+    name: 'supabase',
+    available: postgresUrl !== null,
+    async open() {
+      const db = await createTestDatabase();
+      await createSupabaseRoles(db.url);
+      const client = createPgClient(db.url, { max: 1 });
+      await migrate(client).finally(() => client.close());
+      const fake = await startFakePostgrest(db.url);
+      const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
+      return { store, cleanup: async () => (await store.close(), await fake.close(), await db.drop()) };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`report figures on ${backend.name}`, () => {
+    let opened: Opened;
+    let store: Store;
+    beforeAll(async () => {
+      opened = await backend.open();
+      store = opened.store;
+    });
+    afterAll(() => opened?.cleanup());
+
+    it('counts states, signups, sources and each recap’s bounces and complaints', async () => {
+      const addresses = ['a@r.test', 'b@r.test', 'c@r.test', 'd@r.test', 'e@r.test'];
+      for (const [i, email] of addresses.entries()) await store.addSignup(email, i < 3 ? '/' : '/weekly-recap-july-14');
+      await store.addSignup('f@r.test', null);
+      const ids = await Promise.all([...addresses, 'f@r.test'].map(async (email) => (await store.findSubscriberByEmail(email))!.id));
+      await store.recordDeliveries('2025-07-14', ids.map((subscriberId, i) => ({ subscriberId, providerMessageId: `msg-${i}` })));
+      await store.removeSubscriber(ids[0]!, 'unsubscribed');
+      await store.removeSubscriber(ids[1]!, 'bounced');
+      await store.removeSubscriber(ids[2]!, 'complained');
+
+      const bounce = { svixId: 'msg_bounce_1', type: 'email.bounced', providerMessageId: 'msg-1', subscriberId: ids[1]!, occurredAt: new Date() };
+      await store.recordEmailEvent(bounce);
+      await store.recordEmailEvent(bounce); // a replayed delivery
+      await store.recordEmailEvent({ svixId: 'msg_complaint_1', type: 'email.complained', providerMessageId: 'msg-2', subscriberId: ids[2]!, occurredAt: new Date() });
+      await store.recordEmailEvent({ svixId: 'msg_delivered_1', type: 'email.delivered', providerMessageId: 'msg-3', subscriberId: ids[3]!, occurredAt: new Date() });
+      await store.recordEmailEvent({ svixId: 'msg_unknown_1', type: 'email.bounced', providerMessageId: 'not-ours', subscriberId: null, occurredAt: new Date() });
+
+      const snapshot = await store.reportSnapshot(52);
+      expect(snapshot.totals).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
+      expect(snapshot.sources).toEqual([
+        { source: '/', signups: 3 },
+        { source: '/weekly-recap-july-14', signups: 2 },
+        { source: '(unknown)', signups: 1 },
+      ]);
+      expect(snapshot.sends).toEqual([expect.objectContaining({ recapDate: '2025-07-14', sent: 6, failed: 0, unknown: 0, skipped: 0, bounced: 1, complained: 1 })]);
+      const thisWeek = snapshot.weeks.at(-1)!;
+      expect(thisWeek.states).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
+      expect(thisWeek.signups).toBe(6);
+      expect(snapshot.weeks).toHaveLength(1);
+    });
+
+    it('shows a returning reader as active again', async () => {
+      const before = (await store.reportSnapshot(52)).totals;
+      await store.addSignup('a@r.test', '/about');
+      const after = (await store.reportSnapshot(52)).totals;
+      expect(after.active).toBe(before.active! + 1);
+      expect(after.unsubscribed ?? 0).toBe(before.unsubscribed! - 1);
+    });
+  });
+}
+
+describe.skipIf(postgresUrl === null)('weekly history', () => {
+  it('counts each week by the state each subscriber was in at its end, and signups in the week they happened', async () => {
+    const db = await createTestDatabase();
+    const store = await openPostgresStore(db.url);
+    const sql = createPgClient(db.url, { max: 1 });
+    try {
+      await store.addSignup('early@r.test', '/');
+      await store.addSignup('later@r.test', '/archive');
+      const early = (await store.findSubscriberByEmail('early@r.test'))!.id;
+      await store.removeSubscriber(early, 'unsubscribed');
+      // Moved into the past as if it had happened then: early joined three weeks ago and left
+      // last week; later joined two weeks ago.
+      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
+      await sql.query(`update public.email_signups set created_at = ${weekStart(3)} where email = 'early@r.test'`);
+      await sql.query(`update public.email_signups set created_at = ${weekStart(2)} where email = 'later@r.test'`);
+      await sql.query(
+        `update public.subscriber_state_history h set changed_at = case
+           when h.state = 'active' and s.email = 'early@r.test' then ${weekStart(3)}
+           when h.state = 'active' then ${weekStart(2)}
+           else ${weekStart(1)} end
+         from public.email_signups s where s.id::text = h.subscriber_id`,
+      );
+
+      const weeks = (await store.reportSnapshot(52)).weeks;
+      expect(weeks.map((w) => ({ states: w.states, signups: w.signups }))).toEqual([
+        { states: { active: 1, unsubscribed: 0 }, signups: 1 },
+        { states: { active: 2, unsubscribed: 0 }, signups: 1 },
+        { states: { active: 1, unsubscribed: 1 }, signups: 0 },
+        { states: { active: 1, unsubscribed: 1 }, signups: 0 },
+      ]);
+      expect((await store.reportSnapshot(2)).weeks.map((w) => w.states)).toEqual([
+        { active: 1, unsubscribed: 1 },
+        { active: 1, unsubscribed: 1 },
+      ]);
+    } finally {
+      await sql.close();
+      await store.close();
+      await db.drop();
+    }
+  });
+});
