@@ -16,6 +16,8 @@ const SUBSCRIBERS = 600;
 const EXIT_BOUND_MS = 10_000;
 /** How long the provider holds the answer to the batch in flight when the signal comes. */
 const ANSWER_DELAY_MS = 2_000;
+/** How long a request body keeps arriving after the signal, holding the HTTP drain. */
+const SLOW_UPLOAD_MS = 3_000;
 
 describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => {
   let db: TestDatabase;
@@ -70,8 +72,8 @@ describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => 
     expect(output).toMatch(/Launched Weekly on http:/);
     await insertReaders(sql, SUBSCRIBERS);
 
-    // A request still arriving when the signal comes keeps the HTTP drain busy for its full 7 s;
-    // the digest must not wait for that drain to be told to stop.
+    // A request still arriving when the signal comes keeps the HTTP drain busy for 3 s (its body
+    // completes then); the digest must not wait for that drain to be told to stop.
     let slowUpload: Socket | undefined;
     let signalledAt = 0;
     fake.onBatchAccepted = async (accepted) => {
@@ -84,6 +86,7 @@ describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => 
       if (accepted !== 2) return;
       signalledAt = Date.now();
       child.kill('SIGTERM');
+      setTimeout(() => slowUpload?.write(`"slow@example.com"${' '.repeat(100 - 9 - 18 - 1)}}`), SLOW_UPLOAD_MS);
       await delay(ANSWER_DELAY_MS);
     };
     const { code, at } = await exited;
@@ -101,7 +104,9 @@ describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => 
     const runs = (await sql.query<{ kind: string; outcome: string; sent: number; message: string }>('select kind, outcome, sent, message from public.digest_runs where sent > 0')).rows;
     expect(runs).toEqual([expect.objectContaining({ kind: 'scheduled', outcome: 'stopped', sent: 200 })]);
     expect(runs[0]!.message).toContain('stopped on request');
-    expect(output).toContain('still running after 7s');
+    // The drain waited for the upload, and the digest had stopped long before it ended.
+    expect(at - signalledAt).toBeGreaterThanOrEqual(SLOW_UPLOAD_MS);
+    expect(output).not.toContain('still running after');
     expect(output).toContain('Stopped cleanly');
   }, 150_000);
 });
