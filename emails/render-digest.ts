@@ -4,7 +4,7 @@
 import { render } from '@react-email/render';
 import { createElement } from 'react';
 import type { Recap } from '../content/schema.ts';
-import { digestSubject, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
+import { digestSubject, subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
 
 export interface RenderedEmail {
   subject: string;
@@ -46,6 +46,8 @@ export async function renderDigestEmail(props: WeeklyDigestEmailProps): Promise<
 
 // Letters only: survives HTML escaping and text conversion unchanged, and no real link contains it.
 const MARKER_URL = 'https://unsubscribe.invalid/LWDIGESTUNSUBSCRIBEMARKER';
+const SUBSCRIPTION_MARKER_URL = 'https://subscription.invalid/LWDIGESTSUBSCRIPTIONMARKER';
+
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -53,24 +55,32 @@ export interface PreparedDigest {
   recap: Recap;
   subject: string;
   webUrl: string;
-  /** This subscriber's copy: the rendered template with their unsubscribe link in place. */
+  /** This subscriber's copy: the rendered template with their unsubscribe (and subscription page) link in place. */
   personalize(unsubscribeUrl: string): RenderedEmail;
 }
 
 export async function prepareDigest(recap: Recap, siteUrl: string): Promise<PreparedDigest> {
   const webUrl = webUrlFor(recap, siteUrl);
-  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL });
+  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL, subscriptionUrl: SUBSCRIPTION_MARKER_URL });
   if (!template.html.includes(MARKER_URL) || !template.text.includes(MARKER_URL)) {
     throw new Error('The digest template lost its unsubscribe link: both parts must contain it.');
   }
-  const htmlParts = template.html.split(MARKER_URL);
-  const textParts = template.text.split(MARKER_URL);
+  // Split on either marker: the parts alternate text, marker, text, ...
+  const markers = new RegExp(`(${MARKER_URL}|${SUBSCRIPTION_MARKER_URL})`.replace(/\./g, '\\.'));
+  const htmlParts = template.html.split(markers);
+  const textParts = template.text.split(markers);
+  const fill = (parts: string[], links: Record<string, string>) => parts.map((part) => links[part] ?? part).join('');
   return {
     recap,
     subject: template.subject,
     webUrl,
     personalize(unsubscribeUrl) {
-      return { subject: template.subject, html: htmlParts.join(escapeAttribute(unsubscribeUrl)), text: textParts.join(unsubscribeUrl) };
+      const subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl);
+      return {
+        subject: template.subject,
+        html: fill(htmlParts, { [MARKER_URL]: escapeAttribute(unsubscribeUrl), [SUBSCRIPTION_MARKER_URL]: escapeAttribute(subscriptionUrl) }),
+        text: fill(textParts, { [MARKER_URL]: unsubscribeUrl, [SUBSCRIPTION_MARKER_URL]: subscriptionUrl }),
+      };
     },
   };
 }
