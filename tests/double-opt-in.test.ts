@@ -2,7 +2,7 @@
 // the outbox, its link opened in Chromium and the button pressed; a scanner's GET confirms
 // nothing; the next digest goes to the confirmed address and not to a pending one. On PGlite and
 // on PostgreSQL.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -188,3 +188,25 @@ for (const kind of kinds) {
     });
   });
 }
+
+describe('Double opt-in when the confirmation e-mail cannot be sent', () => {
+  it('answers as usual, and the next attempt sends it instead of being throttled for a day', async () => {
+    const healthy = await startTestServer({ config: { signupConfirmation: 'double' } });
+    // The same store behind an instance whose outbox is a file, not a directory: every send fails.
+    const broken = await startTestServer({
+      store: healthy.store,
+      config: { signupConfirmation: 'double', mailer: { kind: 'outbox', dir: join(healthy.outboxDir, 'not-a-dir', 'x'), from: 'Launched Weekly <digest@localhost>' } },
+    });
+    try {
+      await mkdir(healthy.outboxDir, { recursive: true });
+      await writeFile(join(healthy.outboxDir, 'not-a-dir'), 'a file in the way');
+      expect((await subscribeJson(broken, 'unlucky@example.com')).status).toBe(202);
+      expect((await readOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com')).toEqual([]);
+      expect((await subscribeJson(healthy, 'unlucky@example.com')).status).toBe(202);
+      expect((await readOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com')).toHaveLength(1);
+    } finally {
+      await broken.close();
+      await healthy.close();
+    }
+  });
+});

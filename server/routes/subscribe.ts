@@ -70,7 +70,11 @@ async function mailAfterSignup(decision: SignupDecision, email: string, options:
   const { store, mail, welcome, onMailError } = options;
   if (decision.outcome === 'send_confirmation') {
     const sent = await mail.sendConfirmation(decision.subscriberId, email).catch((error: unknown) => ({ status: 'failed' as const, reason: String(error) }));
-    if (sent.status === 'failed') onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
+    if (sent.status === 'failed') {
+      onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
+      // The next attempt may send it, instead of being throttled for a mail that never left.
+      await store.releaseConfirmation(decision.subscriberId).catch((error: unknown) => onMailError(error, 'confirmation'));
+    }
   } else if (decision.outcome === 'subscribed' && welcome) {
     await sendWelcomeOnce(store, mail, decision.subscriberId, email, onMailError);
   }

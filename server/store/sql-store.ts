@@ -193,6 +193,10 @@ export class SqlStore implements Store {
     return result.rows[0]?.n ?? 0;
   }
 
+  async releaseConfirmation(id: string): Promise<void> {
+    await this.run('update public.email_signups set confirmation_sent_at = null where id::text = $1', [id]);
+  }
+
   async claimWelcome(id: string): Promise<boolean> {
     const result = await this.run(
       `update public.email_signups set welcomed_at = now() where id::text = $1 and welcomed_at is null and ${ACTIVE} returning 1`,
