@@ -92,6 +92,7 @@ export class SqlStore implements Store {
     this.signups = new SignupBatcher(
       {
         one: (row) => this.insertSignup(row),
+        decide: (row) => this.callSignup(row),
         many: (rows) => this.insertSignups(rows),
         isUnavailable: (error) => error instanceof StoreUnavailableError,
       },
@@ -127,8 +128,13 @@ export class SqlStore implements Store {
     return { subscriberId: String(id), outcome };
   }
 
-  private insertSignup(row: SignupRow): Promise<SignupDecision> {
-    return this.callSignup(row);
+  /**
+   * A lone single-mode signup: the same plain insert as a group (the common case, a new address,
+   * costs one cheap statement); only a row it does not activate goes to the signup function.
+   */
+  private async insertSignup(row: SignupRow): Promise<SignupDecision> {
+    const id = (await this.insertSignups([row])).get(row.email);
+    return id === undefined ? this.callSignup(row) : { outcome: 'subscribed', subscriberId: id };
   }
 
   /**
