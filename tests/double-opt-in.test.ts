@@ -14,7 +14,7 @@ import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { createConfirmToken } from '../server/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, readOutbox } from './support/outbox.ts';
+import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
@@ -66,7 +66,7 @@ for (const kind of kinds) {
       await drop?.();
     });
 
-    const mailTo = async (email: string) => (await readOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+    const mailTo = async (email: string) => (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
 
     it('a signup in Chromium shows “Check your inbox” and leaves one confirmation .eml; pressing its button makes the address active', async () => {
       const page = await browser.newPage();
@@ -201,9 +201,14 @@ describe('Double opt-in when the confirmation e-mail cannot be sent', () => {
       await mkdir(healthy.outboxDir, { recursive: true });
       await writeFile(join(healthy.outboxDir, 'not-a-dir'), 'a file in the way');
       expect((await subscribeJson(broken, 'unlucky@example.com')).status).toBe(202);
-      expect((await readOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com')).toEqual([]);
-      expect((await subscribeJson(healthy, 'unlucky@example.com')).status).toBe(202);
-      expect((await readOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com')).toHaveLength(1);
+      const unlucky = async () => (await settledOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com');
+      expect(await unlucky()).toEqual([]);
+      // The failed send gives the allowance back just after the answer; without that, every
+      // attempt within 24 hours would be throttled and none of these would send anything.
+      for (let attempt = 0; attempt < 5 && (await unlucky()).length === 0; attempt++) {
+        expect((await subscribeJson(healthy, 'unlucky@example.com')).status).toBe(202);
+      }
+      expect(await unlucky()).toHaveLength(1);
     } finally {
       await broken.close();
       await healthy.close();

@@ -14,7 +14,7 @@ import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, readOutbox } from './support/outbox.ts';
+import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
@@ -158,7 +158,7 @@ for (const kind of kinds) {
         await press(page, 'Subscribe again');
         expect(await page.getByRole('status').textContent()).toBe('We sent you a link to confirm your address. The Monday e-mail starts once you click it.');
         expect((await server.store.findSubscriber(id))?.status).toBe('complained');
-        expect((await readOutbox(server.outboxDir)).filter((eml) => eml.to === 'grumpy@example.com')).toHaveLength(1);
+        expect((await settledOutbox(server.outboxDir)).filter((eml) => eml.to === 'grumpy@example.com')).toHaveLength(1);
 
         await press(page, 'Delete my data');
         await page.getByRole('heading', { name: 'Your data is deleted' }).waitFor();

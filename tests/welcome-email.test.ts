@@ -5,14 +5,14 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recapSummaries } from '../content/index.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, readOutbox } from './support/outbox.ts';
+import { linksIn, settledOutbox } from './support/outbox.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const subscribe = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
 
 const welcomes = async (server: TestServer, email: string) =>
-  (await readOutbox(server.outboxDir)).filter((eml) => eml.to === email && eml.subject === 'Welcome to Launched Weekly');
+  (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email && eml.subject === 'Welcome to Launched Weekly');
 
 describe('Welcome e-mail, single mode', () => {
   let server: TestServer;
@@ -51,7 +51,7 @@ describe('Welcome e-mail, single mode', () => {
 
   it('is not sent with WELCOME_EMAIL off (the default)', async () => {
     expect((await subscribe(off, 'quiet@example.com')).status).toBe(201);
-    expect(await readOutbox(off.outboxDir)).toEqual([]);
+    expect(await settledOutbox(off.outboxDir)).toEqual([]);
   });
 });
 
@@ -68,7 +68,7 @@ describe.skipIf(!chromiumAvailable)('Welcome e-mail, double mode', () => {
   it('goes after the confirmation button is pressed, not at signup', async () => {
     expect((await subscribe(server, 'later@example.com')).status).toBe(202);
     expect(await welcomes(server, 'later@example.com')).toEqual([]);
-    const [confirmation] = (await readOutbox(server.outboxDir)).filter((eml) => eml.to === 'later@example.com');
+    const [confirmation] = (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === 'later@example.com');
     const page = await browser.newPage();
     try {
       await page.goto(linksIn(confirmation!, `${server.url}/confirm?token=`)[0]!);

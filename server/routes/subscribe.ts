@@ -147,10 +147,12 @@ export function subscribeRouter(options: SubscribeOptions): Router {
       sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
       return;
     }
-    await mailAfterSignup(decision, email, options);
     const answer = answerFor(decision);
-    if (viaForm) return backToForm(res, sourcePath, answer.outcome);
-    res.status(answer.status).json(answer.body);
+    if (viaForm) backToForm(res, sourcePath, answer.outcome);
+    else res.status(answer.status).json(answer.body);
+    // Only after the answer: if it waited for a confirmation e-mail, its timing would say which
+    // addresses are new, which the one answer for every state is there to hide.
+    await mailAfterSignup(decision, email, options);
   });
 
   return router;
