@@ -22,6 +22,8 @@ export interface WeeklyDigestEmailProps {
   webUrl: string;
   /** This subscriber's own link; it is never tagged, it only has to work. */
   unsubscribeUrl: string;
+  /** 'Your subscription' (state, download, delete); by default the unsubscribe link's token on that page. */
+  subscriptionUrl?: string;
   siteUrl: string;
 }
 
@@ -30,6 +32,8 @@ export const emailText = {
   footerWhy: (siteName: string) => `You are getting this e-mail because you signed up for the ${siteName} newsletter at`,
   unsubscribe: 'Unsubscribe',
   unsubscribeNote: 'with one click, any time.',
+  subscription: 'Your subscription',
+  subscriptionNote: 'shows what we keep about you, and lets you download or delete it.',
 } as const;
 
 export function digestSubject(recap: Recap): string {
@@ -113,7 +117,14 @@ function Entry({ entry, week }: { entry: RecapEntry; week: string }) {
   );
 }
 
-export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, siteUrl }: WeeklyDigestEmailProps) {
+/** 'Your subscription' takes the unsubscribe link's own token (server/unsubscribe-token.ts). */
+export function subscriptionUrlFromUnsubscribe(unsubscribeUrl: string): string {
+  const url = new URL(unsubscribeUrl);
+  url.pathname = url.pathname.replace(/unsubscribe$/, 'subscription');
+  return url.toString();
+}
+
+export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl), siteUrl }: WeeklyDigestEmailProps) {
   const week = recap.date;
   const siteHost = new URL(siteUrl).host;
   return (
@@ -146,7 +157,11 @@ export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, siteUrl }: We
             <a href={unsubscribeUrl} style={styles.footerLink}>
               {emailText.unsubscribe}
             </a>{' '}
-            {emailText.unsubscribeNote}
+            {emailText.unsubscribeNote}{' '}
+            <a href={subscriptionUrl} style={styles.footerLink}>
+              {emailText.subscription}
+            </a>{' '}
+            {emailText.subscriptionNote}
           </p>
         </Container>
       </Body>
@@ -160,6 +175,7 @@ WeeklyDigestEmail.PreviewProps = {
   recap: previewRecap,
   webUrl: `http://localhost:3000${previewRecap.path}`,
   unsubscribeUrl: 'http://localhost:3000/unsubscribe?token=preview',
+  subscriptionUrl: 'http://localhost:3000/subscription?token=preview',
   siteUrl: 'http://localhost:3000',
 } satisfies WeeklyDigestEmailProps;
 

@@ -4,7 +4,7 @@
 import { render } from '@react-email/render';
 import { createElement } from 'react';
 import type { Recap } from '../content/schema.ts';
-import { digestSubject, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
+import { digestSubject, subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
 
 export interface RenderedEmail {
   subject: string;
@@ -46,18 +46,30 @@ export async function renderDigestEmail(props: WeeklyDigestEmailProps): Promise<
 
 // Letters only: survives HTML escaping and text conversion unchanged, and no real link contains it.
 const MARKER_URL = 'https://unsubscribe.invalid/LWDIGESTUNSUBSCRIBEMARKER';
+const SUBSCRIPTION_MARKER_URL = 'https://subscription.invalid/LWDIGESTSUBSCRIPTIONMARKER';
+
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+// Split on either marker: the parts alternate text, marker, text, ...
+const MARKERS = new RegExp(`(${MARKER_URL}|${SUBSCRIPTION_MARKER_URL})`.replace(/\./g, '\\.'));
+
 /**
- * A copy from a template rendered with the marker link: the digest job stores templates (so a
- * batch can be resent word for word after a crash) and personalizes them with this.
+ * A copy from a template rendered with the marker links: the digest job stores templates (so a
+ * batch can be resent word for word after a crash) and personalizes them with this. The
+ * subscription page's link is derived from the unsubscribe link (same signed token).
  */
 export function personalizeTemplate(template: RenderedEmail, unsubscribeUrl: string): RenderedEmail {
+  const subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl);
+  const fill = (body: string, links: Record<string, string>) =>
+    body
+      .split(MARKERS)
+      .map((part) => links[part] ?? part)
+      .join('');
   return {
     subject: template.subject,
-    html: template.html.split(MARKER_URL).join(escapeAttribute(unsubscribeUrl)),
-    text: template.text.split(MARKER_URL).join(unsubscribeUrl),
+    html: fill(template.html, { [MARKER_URL]: escapeAttribute(unsubscribeUrl), [SUBSCRIPTION_MARKER_URL]: escapeAttribute(subscriptionUrl) }),
+    text: fill(template.text, { [MARKER_URL]: unsubscribeUrl, [SUBSCRIPTION_MARKER_URL]: subscriptionUrl }),
   };
 }
 
@@ -65,27 +77,23 @@ export interface PreparedDigest {
   recap: Recap;
   subject: string;
   webUrl: string;
-  /** The rendered e-mail with a marker where each subscriber's unsubscribe link goes. */
+  /** The rendered e-mail with markers where each subscriber's unsubscribe and subscription links go. */
   template: RenderedEmail;
-  /** This subscriber's copy: the rendered template with their unsubscribe link in place. */
+  /** This subscriber's copy: the rendered template with their unsubscribe (and subscription page) link in place. */
   personalize(unsubscribeUrl: string): RenderedEmail;
 }
 
 export async function prepareDigest(recap: Recap, siteUrl: string): Promise<PreparedDigest> {
   const webUrl = webUrlFor(recap, siteUrl);
-  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL });
+  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL, subscriptionUrl: SUBSCRIPTION_MARKER_URL });
   if (!template.html.includes(MARKER_URL) || !template.text.includes(MARKER_URL)) {
     throw new Error('The digest template lost its unsubscribe link: both parts must contain it.');
   }
-  const htmlParts = template.html.split(MARKER_URL);
-  const textParts = template.text.split(MARKER_URL);
   return {
     recap,
     subject: template.subject,
     webUrl,
     template,
-    personalize(unsubscribeUrl) {
-      return { subject: template.subject, html: htmlParts.join(escapeAttribute(unsubscribeUrl)), text: textParts.join(unsubscribeUrl) };
-    },
+    personalize: (unsubscribeUrl) => personalizeTemplate(template, unsubscribeUrl),
   };
 }

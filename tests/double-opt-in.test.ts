@@ -2,7 +2,7 @@
 // the outbox, its link opened in Chromium and the button pressed; a scanner's GET confirms
 // nothing; the next digest goes to the confirmed address and not to a pending one. On PGlite and
 // on PostgreSQL.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -14,7 +14,7 @@ import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { createConfirmToken } from '../server/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, readOutbox } from './support/outbox.ts';
+import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
@@ -66,7 +66,7 @@ for (const kind of kinds) {
       await drop?.();
     });
 
-    const mailTo = async (email: string) => (await readOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+    const mailTo = async (email: string) => (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
 
     it('a signup in Chromium shows “Check your inbox” and leaves one confirmation .eml; pressing its button makes the address active', async () => {
       const page = await browser.newPage();
@@ -188,3 +188,30 @@ for (const kind of kinds) {
     });
   });
 }
+
+describe('Double opt-in when the confirmation e-mail cannot be sent', () => {
+  it('answers as usual, and the next attempt sends it instead of being throttled for a day', async () => {
+    const healthy = await startTestServer({ config: { signupConfirmation: 'double' } });
+    // The same store behind an instance whose outbox is a file, not a directory: every send fails.
+    const broken = await startTestServer({
+      store: healthy.store,
+      config: { signupConfirmation: 'double', mailer: { kind: 'outbox', dir: join(healthy.outboxDir, 'not-a-dir', 'x'), from: 'Launched Weekly <digest@localhost>' } },
+    });
+    try {
+      await mkdir(healthy.outboxDir, { recursive: true });
+      await writeFile(join(healthy.outboxDir, 'not-a-dir'), 'a file in the way');
+      expect((await subscribeJson(broken, 'unlucky@example.com')).status).toBe(202);
+      const unlucky = async () => (await settledOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com');
+      expect(await unlucky()).toEqual([]);
+      // The failed send gives the allowance back just after the answer; without that, every
+      // attempt within 24 hours would be throttled and none of these would send anything.
+      for (let attempt = 0; attempt < 5 && (await unlucky()).length === 0; attempt++) {
+        expect((await subscribeJson(healthy, 'unlucky@example.com')).status).toBe(202);
+      }
+      expect(await unlucky()).toHaveLength(1);
+    } finally {
+      await broken.close();
+      await healthy.close();
+    }
+  });
+});

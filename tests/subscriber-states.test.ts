@@ -153,6 +153,14 @@ for (const backend of storeBackends) {
       expect(await statusOf(store, 'staying@example.com')).toBe('active');
     });
 
+    it('gives the confirmation throttle back when the e-mail could not be sent', async () => {
+      const first = await store.signUp(double('unlucky@example.com'));
+      expect(first.outcome).toBe('send_confirmation');
+      expect((await store.signUp(double('unlucky@example.com'))).outcome).toBe('nothing_to_send');
+      await store.releaseConfirmation(first.subscriberId);
+      expect((await store.signUp(double('unlucky@example.com'))).outcome).toBe('send_confirmation');
+    });
+
     it('claims the welcome e-mail once per address, and only while active', async () => {
       const { subscriberId } = await store.signUp(double('welcome@example.com'));
       expect(await store.claimWelcome(subscriberId)).toBe(false);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { subscriberKeys } from '../server/subscriber-keys.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,7 +60,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
     expect(imported.stderr).toContain('line 5: skipped "not-an-address": An email address has exactly one @ sign.');
     expect(imported.stderr).toContain('line 6: skipped "": no address');
     expect(imported.stderr).toContain('line 9: skipped "two@@example.com"');
-    expect(imported.stderr).toMatch(/3 added, 1 already present, 0 kept as unsubscribed, 0 recorded as left, 3 invalid rows skipped/);
+    expect(imported.stderr).toMatch(/3 added, 1 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 3 invalid rows skipped/);
 
     const counted = await run(dataDir, 'count');
     expect(counted).toMatchObject({ code: 0, stdout: 'active: 3\nleft: 0\n' });
@@ -68,7 +69,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
   it('changes nothing when the same file is imported again', async () => {
     const again = await run(dataDir, 'import', join(dir, 'old.csv'));
     expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/0 added, 4 already present, 0 kept as unsubscribed, 0 recorded as left, 3 invalid rows skipped/);
+    expect(again.stderr).toMatch(/0 added, 4 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 3 invalid rows skipped/);
     expect((await run(dataDir, 'count')).stdout).toBe('active: 3\nleft: 0\n');
   });
 
@@ -83,7 +84,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
     const mailchimp = ['Email Address,First Name,MEMBER_RATING', 'linus@example.com,Linus,2', 'new@example.com,New,1'].join('\r\n');
     await writeFile(join(dir, 'mailchimp.csv'), `\uFEFF${mailchimp}\r\n`);
     const imported = await run(dataDir, 'import', join(dir, 'mailchimp.csv'));
-    expect(imported.stderr).toMatch(/1 added, 0 already present, 1 kept as unsubscribed, 0 recorded as left, 0 invalid rows skipped/);
+    expect(imported.stderr).toMatch(/1 added, 0 already present, 1 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 0 invalid rows skipped/);
     expect((await run(dataDir, 'count')).stdout).toBe('active: 3\nleft: 1\n');
   });
 
@@ -93,25 +94,66 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
     expect(exported.code).toBe(0);
     expect(exported.stderr).toContain(`Exported 4 subscribers (3 active, 1 left) to ${out}.`);
     const lines = (await readFile(out, 'utf8')).trim().split('\n');
-    expect(lines[0]).toBe('email,status,created_at');
+    expect(lines[0]).toBe('email,status,reason,created_at');
     expect(lines.slice(1).map((line) => line.split(',').slice(0, 2).join(',')).sort()).toEqual([
       'ada@example.com,active',
       'grace@example.com,active',
-      'linus@example.com,left',
+      'linus@example.com,unsubscribed',
       'new@example.com,active',
     ]);
-    for (const line of lines.slice(1)) expect(Number.isNaN(Date.parse(line.split(',')[2]!))).toBe(false);
+    for (const line of lines.slice(1)) expect(Number.isNaN(Date.parse(line.split(',')[3]!))).toBe(false);
 
     const toStdout = await run(dataDir, 'export');
     expect(toStdout.stdout.trim().split('\n')).toEqual(lines);
 
     const copy = join(dir, 'copy');
     const imported = await run(copy, 'import', out);
-    expect(imported.stderr).toMatch(/3 added, 0 already present, 0 kept as unsubscribed, 1 recorded as left, 0 invalid rows skipped/);
+    expect(imported.stderr).toMatch(/3 added, 0 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 1 recorded as left, 0 invalid rows skipped/);
     expect((await run(copy, 'count')).stdout).toBe('active: 3\nleft: 1\n');
     const reexported = await run(copy, 'export');
     const pairs = (csv: string) => csv.trim().split('\n').slice(1).map((line) => line.split(',').slice(0, 2).join(',')).sort();
     expect(pairs(reexported.stdout)).toEqual(pairs(toStdout.stdout));
+  });
+
+  it('never reactivates a bounced, complained or deleted-after-complaint address, says how many it left alone, and round-trips their states', async () => {
+    const store = await openPGliteStore(dataDir);
+    try {
+      for (const [email, reason] of [
+        ['bounced@example.com', 'bounced'],
+        ['complained@example.com', 'complained'],
+        ['deleted@example.com', 'complained'],
+      ] as const) {
+        await store.addSignup(email, '/');
+        await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, reason);
+      }
+      // Deleted at the owner's request: only the keyed hash stays, made with this data dir's secret.
+      const secret = (await readFile(join(dataDir, 'unsubscribe-secret'), 'utf8')).trim();
+      const [hash] = subscriberKeys(secret).addressHashes('deleted@example.com');
+      await store.deleteSubscriber((await store.findSubscriberByEmail('deleted@example.com'))!.id, hash!);
+    } finally {
+      await store.close();
+    }
+    const list = ['email', 'bounced@example.com', 'Complained@Example.com', 'deleted@example.com', 'fresh@example.com'].join('\n');
+    await writeFile(join(dir, 'bought.csv'), `${list}\n`);
+    const imported = await run(dataDir, 'import', join(dir, 'bought.csv'));
+    expect(imported.stderr).toMatch(/1 added, 0 already present, 3 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left/);
+    const after = await openPGliteStore(dataDir);
+    try {
+      const states = await Promise.all(['bounced', 'complained', 'deleted', 'fresh'].map(async (name) => (await after.findSubscriberByEmail(`${name}@example.com`))?.status));
+      expect(states).toEqual(['bounced', 'complained', 'complained', 'active']);
+    } finally {
+      await after.close();
+    }
+
+    const exported = await run(dataDir, 'export');
+    const rows = exported.stdout.trim().split('\n').map((line) => line.split(',').slice(0, 3).join(','));
+    expect(rows).toEqual(expect.arrayContaining(['bounced@example.com,bounced,bounced', 'complained@example.com,complained,complained', 'fresh@example.com,active,']));
+    await writeFile(join(dir, 'full-export.csv'), exported.stdout);
+    const copy = join(dir, 'copy-with-states');
+    await run(copy, 'import', join(dir, 'full-export.csv'));
+    const again = await run(copy, 'export');
+    const pairs = (csv: string) => csv.trim().split('\n').slice(1).map((line) => line.split(',').slice(0, 3).join(',')).sort();
+    expect(pairs(again.stdout)).toEqual(pairs(exported.stdout));
   });
 
   it('explains bad arguments with the usage and exit code 2', async () => {

@@ -16,7 +16,7 @@ import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { readOutbox } from './support/outbox.ts';
+import { readOutbox, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
@@ -106,7 +106,7 @@ for (const kind of kinds) {
           ]);
           expect(await signUpWithoutJavaScript(server, ` ${email} `)).toBe('Check your inbox We sent you a link to confirm your address. The Monday e-mail starts once you click it.');
           expect((await server.store.findSubscriberByEmail(email))?.status).toBe(reason);
-          const mails = (await readOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+          const mails = (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
           expect(mails.length).toBeLessThanOrEqual(1);
           expect(mails.every((eml) => eml.subject === 'Confirm your subscription to Launched Weekly')).toBe(true);
         }

@@ -12,18 +12,23 @@ import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../../content/email-address.ts';
 import { ConfigError, parseConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
-import { StoreLockedError, StoreUnavailableError, type Store } from '../store/types.ts';
+import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store } from '../store/types.ts';
+import { subscriberKeys, type SubscriberKeys } from '../subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
 
 Commands:
   count               how many subscribers are active, and how many left
-  export [--out FILE] every subscriber as CSV (email,status,created_at), to FILE or standard output
+  export [--out FILE] every subscriber as CSV (email,status,reason,created_at), to FILE or standard
+                      output; status is active, pending, unsubscribed, bounced or complained
   import FILE         add the addresses in a CSV file whose header row has an email column
                       ("email", "email address" or "e-mail", in any case; other columns are ignored).
-                      Addresses already on the list are left as they are: someone who unsubscribed
-                      is not signed up again. Rows with status "left" or "unsubscribed" (as in an
-                      export) are recorded as having left. Safe to run twice.
+                      Addresses already on the list are left as they are, and an import never
+                      reactivates a suppressed address: someone who unsubscribed, bounced or
+                      complained (or whose data was deleted after a bounce or complaint) is not
+                      signed up again. A status column (as in an export: unsubscribed, bounced,
+                      complained, pending, or "left") is kept, so export then import round-trips.
+                      Sends no e-mail. Safe to run twice.
 
 The store is the one the server uses: DATABASE_URL, the SUPABASE_* variables, or the embedded
 database in DATA_DIR (stop the server first: only one process may open it).`;
@@ -32,7 +37,16 @@ const PAGE_SIZE = 1000;
 // Requests in flight during an import; enough to hide a remote store's round trips.
 const IMPORT_CONCURRENCY = 8;
 const EMAIL_HEADERS = new Set(['email', 'email address', 'e-mail', 'e-mail address', 'email_address']);
-const LEFT_STATUSES = new Set(['left', 'unsubscribed']);
+// What a status (or reason) cell may say, and the state it stands for. "left" is older exports'.
+type ImportState = 'active' | 'pending' | RemovalReason;
+const IMPORT_STATES: Record<string, ImportState> = {
+  active: 'active',
+  pending: 'pending',
+  left: 'unsubscribed',
+  unsubscribed: 'unsubscribed',
+  bounced: 'bounced',
+  complained: 'complained',
+};
 
 class UsageError extends Error {}
 
@@ -70,6 +84,8 @@ async function count(store: Store) {
   process.stdout.write(`active: ${active}\nleft: ${inactive}\n`);
 }
 
+const LEFT = new Set(['unsubscribed', 'bounced', 'complained']);
+
 async function exportCsv(store: Store, out: string | null) {
   const totals = { active: 0, left: 0 };
   async function* rows() {
@@ -79,12 +95,12 @@ async function exportCsv(store: Store, out: string | null) {
       if (page.length === 0) return;
       for (const subscriber of page) {
         totals[subscriber.active ? 'active' : 'left']++;
-        yield [subscriber.email, subscriber.active ? 'active' : 'left', subscriber.createdAt.toISOString()];
+        yield [subscriber.email, subscriber.status, LEFT.has(subscriber.status) ? subscriber.status : '', subscriber.createdAt.toISOString()];
       }
       after = page[page.length - 1]!.id;
     }
   }
-  const csv = stringify({ header: true, columns: ['email', 'status', 'created_at'] });
+  const csv = stringify({ header: true, columns: ['email', 'status', 'reason', 'created_at'] });
   if (out === null) {
     await pipeline(Readable.from(rows()), csv, process.stdout, { end: false });
   } else {
@@ -104,13 +120,14 @@ async function exportCsv(store: Store, out: string | null) {
 interface ImportRow {
   line: number;
   email: string;
-  left: boolean;
+  state: ImportState;
 }
 
 /** Reads the file, reporting unusable rows on stderr; returns the rows worth adding. */
 async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invalid: number }> {
   let emailColumn: string | undefined;
   let statusColumn: string | undefined;
+  let reasonColumn: string | undefined;
   const parser = parse({
     bom: true,
     skip_empty_lines: true,
@@ -120,6 +137,7 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
       const names = header.map((name) => name.trim().toLowerCase().replace(/\s+/g, ' '));
       emailColumn = names.find((name) => EMAIL_HEADERS.has(name));
       statusColumn = names.find((name) => name === 'status');
+      reasonColumn = names.find((name) => name === 'reason');
       if (!emailColumn) {
         throw new UsageError(`${file} has no email column: its header is "${header.join(',')}"; name the column "email" (or "email address", "e-mail").`);
       }
@@ -138,15 +156,17 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
       process.stderr.write(`line ${info.lines}: skipped ${JSON.stringify(raw)}: ${problem}\n`);
       continue;
     }
-    const status = statusColumn ? (record[statusColumn] ?? '').trim().toLowerCase() : '';
-    rows.push({ line: info.lines, email, left: LEFT_STATUSES.has(status) });
+    const cell = (column: string | undefined) => (column ? (record[column] ?? '').trim().toLowerCase() : '');
+    // The reason says more than an older export's "left".
+    const state = IMPORT_STATES[cell(reasonColumn)] ?? IMPORT_STATES[cell(statusColumn)] ?? 'active';
+    rows.push({ line: info.lines, email, state });
   }
   return { rows, invalid };
 }
 
-async function importCsv(store: Store, file: string) {
+async function importCsv(store: Store, keys: SubscriberKeys, file: string) {
   const { rows, invalid } = await readImportFile(file);
-  const totals = { added: 0, present: 0, keptLeft: 0, recordedLeft: 0 };
+  const totals = { added: 0, present: 0, leftAlone: 0, recordedLeft: 0 };
   let next = 0;
   const work = async () => {
     while (next < rows.length) {
@@ -154,27 +174,33 @@ async function importCsv(store: Store, file: string) {
       // Someone who left stays gone: an old list is not their consent to be mailed again.
       const existing = await store.findSubscriberByEmail(row.email);
       if (existing) {
-        if (existing.active) totals.present++;
-        else totals.keptLeft++;
+        if (existing.status === 'active' || existing.status === 'pending') totals.present++;
+        else totals.leftAlone++;
         continue;
       }
-      if ((await store.addSignup(row.email, 'import')) === 'already_subscribed') {
-        totals.present++;
-        continue;
+      // The signup function applies the suppression list of deleted data; no e-mail is sent here.
+      const decision = await store.signUp({
+        email: row.email,
+        source: 'import',
+        mode: row.state === 'pending' ? 'double' : 'single',
+        networkHash: null,
+        addressHashes: keys.addressHashes(row.email),
+      });
+      const added = await store.findSubscriber(decision.subscriberId);
+      if (decision.outcome === 'already_subscribed' || !added) totals.present++;
+      else if (added.status === 'bounced' || added.status === 'complained') totals.leftAlone++;
+      else if (row.state === 'active' || row.state === 'pending') totals.added++;
+      else {
+        await store.removeSubscriber(added.id, row.state);
+        totals.recordedLeft++;
       }
-      if (!row.left) {
-        totals.added++;
-        continue;
-      }
-      const added = await store.findSubscriberByEmail(row.email);
-      if (added) await store.removeSubscriber(added.id, 'unsubscribed');
-      totals.recordedLeft++;
     }
   };
   await Promise.all(Array.from({ length: IMPORT_CONCURRENCY }, work));
   process.stderr.write(
     `Imported ${file}: ${totals.added} added, ${totals.present} already present, ` +
-      `${totals.keptLeft} kept as unsubscribed, ${totals.recordedLeft} recorded as left, ${invalid} invalid rows skipped.\n`,
+      `${totals.leftAlone} left alone (unsubscribed, bounced or complained: an import never reactivates them), ` +
+      `${totals.recordedLeft} recorded as left, ${invalid} invalid rows skipped.\n`,
   );
 }
 
@@ -199,8 +225,11 @@ async function main(argv: string[]): Promise<number> {
   }
 
   let store: Store;
+  let keys: SubscriberKeys;
   try {
-    store = await openStore((await parseConfig(process.env)).store);
+    const config = await parseConfig(process.env);
+    keys = subscriberKeys(config.unsubscribeSecret, config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : []);
+    store = await openStore(config.store);
   } catch (error) {
     if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof StoreUnavailableError) {
       process.stderr.write(`subscribers: ${error.message}\n`);
@@ -211,7 +240,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command.name === 'count') await count(store);
     else if (command.name === 'export') await exportCsv(store, command.out);
-    else await importCsv(store, command.file);
+    else await importCsv(store, keys, command.file);
     return 0;
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('CSV_') && command.name === 'import') {

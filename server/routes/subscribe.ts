@@ -70,7 +70,11 @@ async function mailAfterSignup(decision: SignupDecision, email: string, options:
   const { store, mail, welcome, onMailError } = options;
   if (decision.outcome === 'send_confirmation') {
     const sent = await mail.sendConfirmation(decision.subscriberId, email).catch((error: unknown) => ({ status: 'failed' as const, reason: String(error) }));
-    if (sent.status === 'failed') onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
+    if (sent.status === 'failed') {
+      onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
+      // The next attempt may send it, instead of being throttled for a mail that never left.
+      await store.releaseConfirmation(decision.subscriberId).catch((error: unknown) => onMailError(error, 'confirmation'));
+    }
   } else if (decision.outcome === 'subscribed' && welcome) {
     await sendWelcomeOnce(store, mail, decision.subscriberId, email, onMailError);
   }
@@ -143,10 +147,12 @@ export function subscribeRouter(options: SubscribeOptions): Router {
       sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
       return;
     }
-    await mailAfterSignup(decision, email, options);
     const answer = answerFor(decision);
-    if (viaForm) return backToForm(res, sourcePath, answer.outcome);
-    res.status(answer.status).json(answer.body);
+    if (viaForm) backToForm(res, sourcePath, answer.outcome);
+    else res.status(answer.status).json(answer.body);
+    // Only after the answer: if it waited for a confirmation e-mail, its timing would say which
+    // addresses are new, which the one answer for every state is there to hide.
+    await mailAfterSignup(decision, email, options);
   });
 
   return router;

@@ -17,6 +17,8 @@ export interface SignupWrites {
    * addresses it made active, with their ids. Every other row is then written with `one`.
    */
   many(rows: readonly SignupRow[]): Promise<Map<string, string>>;
+  /** A row `many` did not activate (already there, or suppressed): every rule applies. */
+  decide(row: SignupRow): Promise<SignupDecision>;
   /** Whether an error means the store is down (every row would fail alike). */
   isUnavailable(error: unknown): boolean;
 }
@@ -77,8 +79,8 @@ export class SignupBatcher {
       else byAddress.set(pending.row.email, [pending]);
     }
     const groups = [...byAddress.values()];
-    const writeAlone = (group: Pending[]) =>
-      this.writes.one(group[0]!.row).then(
+    const writeAlone = (group: Pending[], write = this.writes.one) =>
+      write(group[0]!.row).then(
         (result) => settle(group, { result }),
         (error: unknown) => settle(group, { error }),
       );
@@ -103,7 +105,7 @@ export class SignupBatcher {
       if (id === undefined) rest.push(group);
       else settle(group, { result: { outcome: 'subscribed', subscriberId: id } });
     }
-    for (const group of rest) await writeAlone(group);
+    for (const group of rest) await writeAlone(group, this.writes.decide);
   }
 }
 

@@ -103,6 +103,7 @@ export class SqlStore implements Store {
     this.signups = new SignupBatcher(
       {
         one: (row) => this.insertSignup(row),
+        decide: (row) => this.callSignup(row),
         many: (rows) => this.insertSignups(rows),
         isUnavailable: (error) => error instanceof StoreUnavailableError,
       },
@@ -138,8 +139,13 @@ export class SqlStore implements Store {
     return { subscriberId: String(id), outcome };
   }
 
-  private insertSignup(row: SignupRow): Promise<SignupDecision> {
-    return this.callSignup(row);
+  /**
+   * A lone single-mode signup: the same plain insert as a group (the common case, a new address,
+   * costs one cheap statement); only a row it does not activate goes to the signup function.
+   */
+  private async insertSignup(row: SignupRow): Promise<SignupDecision> {
+    const id = (await this.insertSignups([row])).get(row.email);
+    return id === undefined ? this.callSignup(row) : { outcome: 'subscribed', subscriberId: id };
   }
 
   /**
@@ -202,6 +208,10 @@ export class SqlStore implements Store {
   async prunePending(days: number): Promise<number> {
     const result = await this.run<{ n: number }>('select public.prune_pending_subscribers($1) as n', [Math.round(days)]);
     return result.rows[0]?.n ?? 0;
+  }
+
+  async releaseConfirmation(id: string): Promise<void> {
+    await this.run('update public.email_signups set confirmation_sent_at = null where id::text = $1', [id]);
   }
 
   async claimWelcome(id: string): Promise<boolean> {

@@ -212,6 +212,12 @@ class SupabaseStore implements Store {
     return Number(called.data ?? 0);
   }
 
+  async releaseConfirmation(id: string): Promise<void> {
+    const released = await this.service.from(SIGNUPS).update({ confirmation_sent_at: null }).eq('id', id);
+    if (isInvalidId(released)) return;
+    if (released.error) throw failure('releasing the confirmation throttle', released);
+  }
+
   async claimWelcome(id: string): Promise<boolean> {
     const claimed = await this.service
       .from(SIGNUPS)

@@ -221,6 +221,12 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
   /** Removes signups pending for more than `days` days; returns how many. */
   prunePending(days: number): Promise<number>;
 
+  /**
+   * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
+   * the reader's next attempt sends one instead of waiting out the day.
+   */
+  releaseConfirmation(id: string): Promise<void>;
+
   /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
   claimWelcome(id: string): Promise<boolean>;
 

@@ -34,7 +34,9 @@ alter table public.email_signups alter column status_changed_at set not null;
 -- with the stricter state (complained > bounced > unsubscribed > active > pending, then the
 -- earliest), which keeps the earliest signup time and every ledger row of the others.
 drop table if exists pg_temp.signup_merge;
-create temporary table signup_merge on commit drop as
+-- A temporary table (dropped below), not ON COMMIT DROP: a tool that runs the file outside a
+-- transaction would lose it after the first statement.
+create temporary table signup_merge as
   select id, keeper, rank
   from (
     select id::text as id,
@@ -65,6 +67,7 @@ update public.email_signups e
   ) earliest
   where e.id::text = earliest.keeper and earliest.created_at < e.created_at;
 delete from public.email_signups e using signup_merge m where e.id::text = m.id and m.rank > 1;
+drop table pg_temp.signup_merge;
 
 -- Every address is stored trimmed and lower-cased, whoever writes it (the server, an import, a
 -- direct REST insert), so an exact comparison is the normalised one everywhere.

@@ -56,3 +56,19 @@ export async function readOutbox(dir: string): Promise<Eml[]> {
 export function linksIn(eml: Eml, prefix: string): string[] {
   return [...eml.html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&')).filter((href) => href.startsWith(prefix));
 }
+
+/**
+ * The outbox once mail has stopped arriving: signups answer before their e-mail is sent (so the
+ * answer's timing tells nobody whether one was due), so a test reads it when no new .eml has
+ * appeared for `quietMs`.
+ */
+export async function settledOutbox(dir: string, quietMs = 1_500, timeoutMs = 20_000): Promise<Eml[]> {
+  const started = Date.now();
+  let count = -1;
+  for (;;) {
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml'));
+    if (names.length === count || Date.now() - started > timeoutMs) return readOutbox(dir);
+    count = names.length;
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+  }
+}
