@@ -79,6 +79,11 @@ function SupportBanner({ placement }: { placement: CampaignPlacement }) {
   );
 }
 
+/** `Jul 14` next to a week of the same year; the full date (`July 14, 2025`) across a new year. */
+function neighbourLabel(date: string, current: string): string {
+  return date.slice(0, 4) === current.slice(0, 4) ? formatShortDate(date) : formatWeekDate(date);
+}
+
 export function RecapPage() {
   const { recap, previous, next } = useLoaderData() as RecapPageData;
   const placement: CampaignPlacement = { medium: 'recap', week: recap.date };
@@ -120,14 +125,14 @@ export function RecapPage() {
         <nav aria-label="Other weeks" className="mt-10 flex flex-wrap justify-between gap-4 text-sm font-semibold">
           {previous ? (
             <Link to={previous.path} className="text-brand-dark underline-offset-4 hover:underline">
-              ← Week of {formatShortDate(previous.date)}
+              ← Week of {neighbourLabel(previous.date, recap.date)}
             </Link>
           ) : (
             <span />
           )}
           {next && (
             <Link to={next.path} className="text-brand-dark underline-offset-4 hover:underline">
-              Week of {formatShortDate(next.date)} →
+              Week of {neighbourLabel(next.date, recap.date)} →
             </Link>
           )}
         </nav>
