@@ -8,7 +8,7 @@ import helmet from 'helmet';
 import { recaps, recapSummaries } from '../content/index.ts';
 import { createPageData } from '../content/page-data.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
-import { signupGuard } from './abuse/signup-guard.ts';
+import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import type { Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
@@ -29,7 +29,10 @@ export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>>;
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>> & {
+    /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
+    signupsPerAddressPerDay?: number;
+  };
 
 export interface AppDeps {
   config: AppConfig;
@@ -146,6 +149,7 @@ export function createApp({ config, store, renderer, logger, assets, mailer }: A
     perMinute: config.rateLimitPerMinute,
     knownPaths,
     mode: config.signupConfirmation ?? 'single',
+    perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
     logger,
   });
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), guard.limitNetworkAddress, ...guard.screen);

@@ -174,7 +174,7 @@ describe.skipIf(!postgresUrl)('10,000 signups from 100 connections on PostgreSQL
   beforeAll(async () => {
     database = await createTestDatabase();
     store = await openPostgresStore(database.url);
-    server = await startTestServer({ store, config: { rateLimitPerMinute: 1e9 } });
+    server = await startTestServer({ store, config: { rateLimitPerMinute: 1e9, signupsPerAddressPerDay: 1e9 } });
   });
   afterAll(async () => {
     await server?.close();
@@ -190,7 +190,7 @@ describe.skipIf(!postgresUrl)('10,000 signups from 100 connections on PostgreSQL
 describe('1,000 signups from 20 connections on PGlite', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ config: { rateLimitPerMinute: 1e9 } });
+    server = await startTestServer({ config: { rateLimitPerMinute: 1e9, signupsPerAddressPerDay: 1e9 } });
   });
   afterAll(() => server?.close());
 

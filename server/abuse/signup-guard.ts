@@ -30,6 +30,8 @@ export interface SignupGuardOptions {
   secret: string;
   /** RATE_LIMIT_PER_MINUTE: signup posts per network address per minute. */
   perMinute: number;
+  /** Signups of one e-mail address per day (SIGNUPS_PER_ADDRESS_PER_DAY). */
+  perAddressPerDay: number;
   knownPaths: ReadonlySet<string>;
   /** SIGNUP_CONFIRMATION: what a successful signup answers, which the honeypot imitates. */
   mode: SignupMode;
@@ -52,9 +54,9 @@ function retryAfter(res: Response, limited: RateLimiterRes) {
   res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
 }
 
-export function signupGuard({ counters, secret, perMinute, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
+export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
   const perNetworkAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
-  const perEmailAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-email', points: SIGNUPS_PER_ADDRESS_PER_DAY, duration: DAY_SECONDS });
+  const perEmailAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-email', points: perAddressPerDay, duration: DAY_SECONDS });
   const keyedHash = rateLimitHasher(secret);
   let trapped = 0;
 
