@@ -59,7 +59,9 @@ if (canBuild && builtAt() < sourcesChanged) {
     execFileSync('npm', ['run', 'build'], {
       cwd: root,
       env: { ...process.env, NODE_ENV: 'production' },
-      stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'],
+      // The build's progress goes to stderr: a command's own output (`npm run digest -- --json`)
+      // must be all that reaches stdout, even on the run that builds first.
+      stdio: ['ignore', quiet ? 'pipe' : 2, quiet ? 'pipe' : 'inherit'],
     });
   } catch (error) {
     const failed = error as { stdout?: Buffer; stderr?: Buffer };
