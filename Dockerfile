@@ -34,7 +34,7 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# V8 flags for a small host (README, "Memory"): a 1 MB young generation and V8's memory-saving
+# V8 flags for a small host (README, "Production runtime"): a 1 MB young generation and V8's memory-saving
 # heuristics keep the heap near what is in use; --liftoff-only compiles WebAssembly (the embedded
 # database, used in development) once with the baseline compiler instead of again in the background.
 # tests/production-runtime.test.ts checks these are npm start's flags.
