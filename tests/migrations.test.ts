@@ -131,6 +131,7 @@ for (const kind of kinds) {
           'prune_pending_subscribers',
           'release_digest_lock',
           'signup_rate_limit_hit',
+          'signup_rate_limit_hit_many',
           'signup_rate_limit_peek',
           'signup_rate_limit_reset',
           'signup_subscriber',
