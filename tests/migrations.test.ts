@@ -150,6 +150,7 @@ for (const kind of kinds) {
           'release_digest_lock',
           'report_snapshot',
           'signup_rate_limit_hit',
+          'signup_rate_limit_hit_many',
           'signup_rate_limit_peek',
           'signup_rate_limit_reset',
           'signup_subscriber',

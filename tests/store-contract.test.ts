@@ -153,6 +153,18 @@ for (const backend of backends) {
       expect(await store.peekRateLimit('contract-key')).toBeNull();
     });
 
+    it('counts several keys in one statement, and racing batches on one key lose no point', async () => {
+      const first = await store.hitRateLimits([
+        { key: 'batch-a', points: 2, windowMs: 60_000 },
+        { key: 'batch-b', points: 1, windowMs: 86_400_000 },
+      ]);
+      expect(first.map((count) => count.points)).toEqual([2, 1]);
+      expect(first[1]!.msLeft).toBeGreaterThan(86_000_000);
+      const raced = await Promise.all(Array.from({ length: 20 }, () => store.hitRateLimits([{ key: 'batch-b', points: 1, windowMs: 86_400_000 }, { key: 'batch-a', points: 3, windowMs: 60_000 }])));
+      expect(raced.map(([b]) => b!.points).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+      expect(await store.peekRateLimit('batch-a')).toMatchObject({ points: 62 });
+    });
+
     it('starts a signup-limit window again once it has run out', async () => {
       expect(await store.hitRateLimit('short-window', 5, 50, false)).toMatchObject({ points: 5 });
       await new Promise((resolve) => setTimeout(resolve, 120));

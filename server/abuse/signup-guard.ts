@@ -14,6 +14,7 @@ import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
+import { RateLimitBatcher } from './rate-limit-batcher.ts';
 import { StoreRateLimiter } from './store-rate-limiter.ts';
 
 /** At most this many signups of one e-mail address per day, whoever sends them (issue 13). */
@@ -55,8 +56,9 @@ function retryAfter(res: Response, limited: RateLimiterRes) {
 }
 
 export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
-  const perNetworkAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
-  const perEmailAddress = new StoreRateLimiter({ counters, keyPrefix: 'signup-email', points: perAddressPerDay, duration: DAY_SECONDS });
+  const batcher = new RateLimitBatcher(counters);
+  const perNetworkAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
+  const perEmailAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-email', points: perAddressPerDay, duration: DAY_SECONDS });
   const keyedHash = rateLimitHasher(secret);
   let trapped = 0;
 

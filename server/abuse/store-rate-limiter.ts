@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterStoreAbstract as StoreAbstract } from 'rate-limiter-flexible';
 import type { RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
+import { RateLimitBatcher } from './rate-limit-batcher.ts';
 
 // The base class of the library's own database limiters is typed in its index but not exported
 // from it at run time; the file itself is part of the published package.
@@ -23,6 +24,8 @@ export const COUNT_TIMEOUT_MS = 1_000;
 
 export interface StoreRateLimiterOptions {
   counters: RateLimitCounters;
+  /** Shared by the limiters of one process, so their counts go to the database together. */
+  batcher: RateLimitBatcher;
   keyPrefix: string;
   points: number;
   /** Window length in seconds. */
@@ -32,8 +35,9 @@ export interface StoreRateLimiterOptions {
 // The library's store interface is untyped JavaScript; these are the hooks it calls.
 export class StoreRateLimiter extends RateLimiterStoreAbstract {
   private readonly counters: RateLimitCounters;
+  private readonly batcher: RateLimitBatcher;
 
-  constructor({ counters, keyPrefix, points, duration }: StoreRateLimiterOptions) {
+  constructor({ counters, batcher, keyPrefix, points, duration }: StoreRateLimiterOptions) {
     super({
       storeClient: counters,
       keyPrefix,
@@ -44,6 +48,7 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
       insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
     });
     this.counters = counters;
+    this.batcher = batcher;
   }
 
   _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCount> {
@@ -51,7 +56,9 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
     const late = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
     });
-    return Promise.race([this.counters.hitRateLimit(rlKey, points, msDuration, forceExpire), late]).finally(() => clearTimeout(timer));
+    // A forced window (the library's block and set) is rare and goes alone; counts are batched.
+    const counted = forceExpire ? this.counters.hitRateLimit(rlKey, points, msDuration, true) : this.batcher.hit(rlKey, points, msDuration);
+    return Promise.race([counted, late]).finally(() => clearTimeout(timer));
   }
 
   _get(rlKey: string): Promise<RateLimitCount | null> {

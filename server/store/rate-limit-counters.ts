@@ -9,13 +9,30 @@ export interface RateLimitCount {
   msLeft: number;
 }
 
+export interface RateLimitHit {
+  key: string;
+  points: number;
+  windowMs: number;
+}
+
 export interface RateLimitCounters {
   /** Adds `points` to the key's counter, opening a fresh window of `windowMs` when none is running (or when `force`). */
   hitRateLimit(key: string, points: number, windowMs: number, force: boolean): Promise<RateLimitCount>;
+  /**
+   * Adds points to several distinct keys in one statement (no forced windows); answers each key's
+   * count, in the order given.
+   */
+  hitRateLimits(hits: readonly RateLimitHit[]): Promise<RateLimitCount[]>;
   /** The key's counter in its running window, or null. */
   peekRateLimit(key: string): Promise<RateLimitCount | null>;
   /** Forgets the key's counter; true when there was one. */
   resetRateLimit(key: string): Promise<boolean>;
+}
+
+/** signup_rate_limit_hit_many's answer (an object by key) in the order of `hits`. */
+export function rateLimitCounts(value: unknown, hits: readonly RateLimitHit[]): RateLimitCount[] {
+  const byKey = (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+  return hits.map((hit) => rateLimitCount(byKey[hit.key])!);
 }
 
 /** The JSON the SQL functions answer with, as both SQL and REST backends receive it. */

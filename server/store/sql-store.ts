@@ -3,7 +3,7 @@
 import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { pendingMigrations } from './migrate.ts';
-import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
+import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
@@ -312,6 +312,15 @@ export class SqlStore implements Store {
   async hitRateLimit(key: string, points: number, windowMs: number, force: boolean): Promise<RateLimitCount> {
     const result = await this.run<{ count: unknown }>('select public.signup_rate_limit_hit($1, $2, $3, $4) as count', [key, points, Math.round(windowMs), force]);
     return rateLimitCount(result.rows[0]?.count)!;
+  }
+
+  async hitRateLimits(hits: readonly RateLimitHit[]): Promise<RateLimitCount[]> {
+    const result = await this.run<{ counts: unknown }>('select public.signup_rate_limit_hit_many($1::text[], $2::int[], $3::int[]) as counts', [
+      hits.map((hit) => hit.key),
+      hits.map((hit) => hit.points),
+      hits.map((hit) => Math.round(hit.windowMs)),
+    ]);
+    return rateLimitCounts(result.rows[0]?.counts, hits);
   }
 
   async peekRateLimit(key: string): Promise<RateLimitCount | null> {

@@ -8,7 +8,7 @@
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { digestBatchStore } from './digest-batches.ts';
 import { loadMigrations } from './migrate.ts';
-import { rateLimitCount, type RateLimitCount } from './rate-limit-counters.ts';
+import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { normalizeEmail } from '../../content/email-address.ts';
 import { ACTIVATE_FROM, countsByStatus, DETAILS_COLUMNS, singleModeResult, toDetails, type DetailsRow } from './subscriber-rows.ts';
@@ -346,6 +346,16 @@ class SupabaseStore implements Store {
     const hit = await this.service.rpc('signup_rate_limit_hit', { p_key: key, p_points: points, p_window_ms: Math.round(windowMs), p_force: force });
     if (hit.error) throw failure('counting a signup attempt', hit);
     return rateLimitCount(hit.data)!;
+  }
+
+  async hitRateLimits(hits: readonly RateLimitHit[]): Promise<RateLimitCount[]> {
+    const hit = await this.service.rpc('signup_rate_limit_hit_many', {
+      p_keys: hits.map((h) => h.key),
+      p_points: hits.map((h) => h.points),
+      p_window_ms: hits.map((h) => Math.round(h.windowMs)),
+    });
+    if (hit.error) throw failure('counting signup attempts', hit);
+    return rateLimitCounts(hit.data, hits);
   }
 
   async peekRateLimit(key: string): Promise<RateLimitCount | null> {
