@@ -6,7 +6,7 @@
 //
 // Adding a compiled CLI is one line in ENTRIES (and a package.json script `node dist/bin/NAME.js`).
 import { build, type Plugin } from 'esbuild';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,22 @@ async function externals(): Promise<string[]> {
   return [...dependencies, ...dependencies.map((name) => `${name}/*`), 'prettier', 'prettier/*', 'vite', ...builtinModules, 'node:*'];
 }
 
+/**
+ * vega tries `import('canvas')` (a native package) and falls back to none when it is missing. The
+ * report renders SVG strings only, so the bundle gets an empty module in its place: no import of a
+ * package production does not install, and no native build in the image.
+ */
+const withoutNodeCanvas: Plugin = {
+  name: 'without-node-canvas',
+  setup(build) {
+    build.onResolve({ filter: /^canvas$/ }, () => ({ path: 'canvas', namespace: 'without-node-canvas' }));
+    build.onLoad({ filter: /.*/, namespace: 'without-node-canvas' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
+
 export async function buildNode(): Promise<void> {
+  // Chunk names are content hashes: without a clean start, every build would leave the last one's behind.
+  await rm(`${root}/${OUT_DIR}`, { recursive: true, force: true });
   await build({
     absWorkingDir: root,
     entryPoints: Object.entries(ENTRIES).map(([out, source]) => ({ in: source, out })),
@@ -78,7 +93,7 @@ export async function buildNode(): Promise<void> {
     keepNames: true,
     minify: false,
     logLevel: 'warning',
-    plugins: [sourceLocation],
+    plugins: [sourceLocation, withoutNodeCanvas],
   });
 }
 
