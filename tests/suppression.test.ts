@@ -12,12 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
-import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { readOutbox, settledOutbox } from './support/outbox.ts';
-import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { appStoreKinds } from './support/store-backends.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
@@ -30,27 +28,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const kinds = [
-  { name: 'PGlite', available: true, open: async () => ({ store: undefined as Store | undefined, sql: null as SqlClient | null, drop: async () => {} }) },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    open: async () => {
-      const db = await createTestDatabase();
-      const store = await openPostgresStore(db.url, { max: 4 });
-      const sql = createPgClient(db.url, { max: 1 });
-      return {
-        store: store as Store | undefined,
-        sql: sql as SqlClient | null,
-        drop: async () => {
-          await store.close();
-          await sql.close();
-          await db.drop();
-        },
-      };
-    },
-  },
-];
+const kinds = appStoreKinds;
 
 async function signUpJson(server: TestServer, email: string) {
   const response = await fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });

@@ -72,3 +72,30 @@ export const storeBackends: StoreBackend[] = [
     },
   },
 ];
+
+/**
+ * Stores for tests that start the real app (startTestServer): on PGlite the server opens its own
+ * embedded store (`store` undefined, no outside connection); on PostgreSQL a fresh database, with
+ * a direct connection for shaping rows the way another writer would.
+ */
+export const appStoreKinds = [
+  { name: 'PGlite', available: true, open: async () => ({ store: undefined as Store | undefined, sql: null as SqlClient | null, drop: async () => {} }) },
+  {
+    name: 'PostgreSQL',
+    available: postgresUrl !== null,
+    open: async () => {
+      const db = await createTestDatabase();
+      const store = await openPostgresStore(db.url, { max: 4 });
+      const sql = createPgClient(db.url, { max: 1 });
+      return {
+        store: store as Store | undefined,
+        sql: sql as SqlClient | null,
+        drop: async () => {
+          await store.close();
+          await sql.close();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
