@@ -22,6 +22,7 @@ import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
+import { subscriptionLinkRouter } from './routes/subscription-link.ts';
 import { subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
 
@@ -166,7 +167,9 @@ export function createApp({ config, store, renderer, logger, assets, mailer }: A
     }),
   );
   app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
-  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, mode: config.signupConfirmation ?? 'single', logger } as const;
+  app.use(subscriptionRouter(subscription));
+  app.use(subscriptionLinkRouter(subscription));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.

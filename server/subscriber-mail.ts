@@ -4,7 +4,9 @@
 // there, so two replicas or a bot cannot make one address receive more).
 import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
 import { renderTransactional } from '../emails/render-transactional.ts';
+import { FreshLinkEmail, freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
+import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, type LinkPurpose } from './link-tokens.ts';
 import { recapSummaries } from '../content/index.ts';
 import type { Mailer, MessageOutcome } from './mail/types.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
@@ -20,6 +22,8 @@ export interface SubscriberMailOptions {
 export interface SubscriberMail {
   sendConfirmation(subscriberId: string, email: string): Promise<MessageOutcome>;
   sendWelcome(subscriberId: string, email: string): Promise<MessageOutcome>;
+  /** A one-hour, one-use link for this purpose, made for the subscriber's current link version. */
+  sendFreshLink(purpose: LinkPurpose, subscriber: { id: string; email: string; linkVersion: number }): Promise<MessageOutcome>;
 }
 
 export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date() }: SubscriberMailOptions): SubscriberMail {
@@ -30,6 +34,16 @@ export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () =>
       const rendered = await renderTransactional(ConfirmEmail, { confirmUrl, siteUrl: `${home}/`, validDays: CONFIRM_TOKEN_DAYS }, confirmEmailText.subject);
       const mailer = await getMailer();
       return mailer.send({ to: email, from: mailer.from, ...rendered, headers: {}, tags: { kind: 'confirmation' } });
+    },
+    async sendFreshLink(purpose, subscriber) {
+      const linkUrl = freshLinkUrlFor(home, createFreshLinkToken(purpose, subscriber.id, subscriber.linkVersion, now(), secret));
+      const rendered = await renderTransactional(
+        FreshLinkEmail,
+        { purpose, linkUrl, siteUrl: `${home}/`, validMinutes: FRESH_LINK_MINUTES },
+        freshLinkEmailText.subject[purpose],
+      );
+      const mailer = await getMailer();
+      return mailer.send({ to: subscriber.email, from: mailer.from, ...rendered, headers: {}, tags: { kind: `link-${purpose}` } });
     },
     async sendWelcome(subscriberId, email) {
       const token = createUnsubscribeToken(subscriberId, secret);

@@ -123,6 +123,7 @@ for (const kind of kinds) {
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
           { relname: 'signup_rate_limits', relrowsecurity: true },
+          { relname: 'subscriber_link_uses', relrowsecurity: true },
           { relname: 'subscriber_state_history', relrowsecurity: true },
           { relname: 'subscriber_suppressions', relrowsecurity: true },
         ]);
@@ -131,6 +132,7 @@ for (const kind of kinds) {
           'acquire_digest_lock',
           'activate_subscriber',
           'delete_subscriber',
+          'delete_subscriber_by_link',
           'digest_batch',
           'digest_content',
           'digest_finish_run',
@@ -143,7 +145,9 @@ for (const kind of kinds) {
           'digest_start_run',
           'digest_undelivered',
           'digest_write_batch',
+          'email_signups_bump_link_version',
           'email_signups_normalise_email',
+          'forget_deleted_subscribers',
           'mark_subscriber_left',
           'prune_pending_subscribers',
           'record_subscriber_states',
@@ -154,7 +158,10 @@ for (const kind of kinds) {
           'signup_rate_limit_peek',
           'signup_rate_limit_reset',
           'signup_subscriber',
+          'subscriber_link_state',
+          'subscriber_link_target',
           'subscriber_state_of',
+          'use_subscriber_link',
         ]);
       } finally {
         await drop();
@@ -192,6 +199,7 @@ for (const kind of kinds) {
           'confirmation_sent_at',
           'welcomed_at',
           'status',
+          'link_version',
         ]);
         const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
         expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);

@@ -2,6 +2,7 @@
 // on both, so the contract tests prove one implementation twice.
 import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
+import { subscriberLinkStore, type LinkUse, type SubscriberLinkStore } from './subscriber-links.ts';
 import { pendingMigrations } from './migrate.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
@@ -95,6 +96,7 @@ const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
 export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
+  private readonly links: SubscriberLinkStore = subscriberLinkStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -198,11 +200,6 @@ export class SqlStore implements Store {
       [id],
     );
     return toDetails(row, deliveries.rows);
-  }
-
-  async deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null> {
-    const result = await this.run<{ status: SubscriberStatus | null }>('select public.delete_subscriber($1, $2) as status', [id, addressHash]);
-    return result.rows[0]?.status ?? null;
   }
 
   async prunePending(days: number): Promise<number> {
@@ -393,6 +390,21 @@ export class SqlStore implements Store {
   }
   recentDigestRuns(limit: number) {
     return this.batches.recentDigestRuns(limit);
+  }
+  linkTarget(id: string) {
+    return this.links.linkTarget(id);
+  }
+  linkState(use: Omit<LinkUse, 'expiresAt'>) {
+    return this.links.linkState(use);
+  }
+  useLink(use: LinkUse) {
+    return this.links.useLink(use);
+  }
+  deleteSubscriberByLink(use: LinkUse, addressHash: string) {
+    return this.links.deleteSubscriberByLink(use, addressHash);
+  }
+  deleteSubscriber(id: string, addressHash: string) {
+    return this.links.deleteSubscriber(id, addressHash);
   }
 
   async checkReady(): Promise<void> {

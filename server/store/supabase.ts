@@ -6,7 +6,8 @@
 // key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
-import { digestBatchStore } from './digest-batches.ts';
+import { digestBatchStore, type CallFunction } from './digest-batches.ts';
+import { subscriberLinkStore, type LinkUse, type SubscriberLinkStore } from './subscriber-links.ts';
 import { loadMigrations } from './migrate.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
@@ -147,11 +148,13 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
   // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
-  private readonly batches: DigestBatchStore = digestBatchStore(async (name, args) => {
+  private readonly call: CallFunction = async (name, args) => {
     const answer = await this.service.rpc(name, args);
     if (answer.error) throw failure(`calling ${name}`, answer);
     return answer.data as unknown;
-  });
+  };
+  private readonly batches: DigestBatchStore = digestBatchStore(this.call);
+  private readonly links: SubscriberLinkStore = subscriberLinkStore(this.call);
 
   constructor(
     private readonly service: SupabaseClient,
@@ -198,12 +201,6 @@ class SupabaseStore implements Store {
     const deliveries = await this.service.from(DELIVERIES).select('recap_date,sent_at').eq('subscriber_id', id).order('recap_date').limit(MAX_ROWS);
     if (deliveries.error) throw failure('reading the delivery ledger', deliveries);
     return toDetails(row, deliveries.data as { recap_date: string; sent_at: string }[]);
-  }
-
-  async deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null> {
-    const called = await this.service.rpc('delete_subscriber', { p_id: id, p_address_hash: addressHash });
-    if (called.error) throw failure('deleting a subscriber', called);
-    return (called.data as SubscriberStatus | null) ?? null;
   }
 
   async prunePending(days: number): Promise<number> {
@@ -423,6 +420,21 @@ class SupabaseStore implements Store {
   }
   recentDigestRuns(limit: number) {
     return this.batches.recentDigestRuns(limit);
+  }
+  linkTarget(id: string) {
+    return this.links.linkTarget(id);
+  }
+  linkState(use: Omit<LinkUse, 'expiresAt'>) {
+    return this.links.linkState(use);
+  }
+  useLink(use: LinkUse) {
+    return this.links.useLink(use);
+  }
+  deleteSubscriberByLink(use: LinkUse, addressHash: string) {
+    return this.links.deleteSubscriberByLink(use, addressHash);
+  }
+  deleteSubscriber(id: string, addressHash: string) {
+    return this.links.deleteSubscriber(id, addressHash);
   }
 
   async checkReady(): Promise<void> {

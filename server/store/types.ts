@@ -4,6 +4,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { SubscriberLinkStore } from './subscriber-links.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
 
@@ -185,7 +186,7 @@ export interface DigestBatchStore {
   recentDigestRuns(limit: number): Promise<DigestRun[]>;
 }
 
-export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore {
+export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore, SubscriberLinkStore {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**
@@ -211,12 +212,6 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
 
   /** State, consent record and deliveries of one subscriber; null when there is none. */
   subscriberDetails(id: string): Promise<SubscriberDetails | null>;
-
-  /**
-   * Deletes the subscriber and its ledger rows. When it had bounced or complained, `addressHash`
-   * stays on the suppression list. Returns the state it had, or null when there was none.
-   */
-  deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 
   /** Removes signups pending for more than `days` days; returns how many. */
   prunePending(days: number): Promise<number>;
