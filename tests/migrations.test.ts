@@ -327,7 +327,7 @@ describe.skipIf(!postgresUrl)('npm run db:migrate', () => {
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'server/cli/migrate.ts'],
+        ['--import', 'tsx', 'bin/migrate.ts'],
         { cwd: fileURLToPath(new URL('..', import.meta.url)), env: { PATH: process.env.PATH, NODE_ENV: 'test', DATA_DIR: tmpdir(), ...env }, timeout: 60_000 },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
