@@ -12,13 +12,14 @@
 // - The lease keeps a second process from sending the same recap at the same time.
 import { prepareDigest } from '../emails/render-digest.ts';
 import type { Recap } from '../content/schema.ts';
+import { plural } from '../content/text.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../server/store/types.ts';
 import { digestContentOf, messageFrom } from './digest/content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './digest/plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './digest/recap.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './digest/lease.ts';
-import { closingReport, plural, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './digest/report.ts';
+import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './digest/report.ts';
 import { sendAndRecord, settleOpenBatches, type BatchContext } from './digest/send-batch.ts';
 import { randomUUID } from 'node:crypto';
 

@@ -3,7 +3,7 @@
 import { daysBetween, formatWeekDate } from '../../content/dates.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
-import { plural } from './report.ts';
+import { plural } from '../../content/text.ts';
 
 export interface RecapRef {
   date: string;
