@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';

@@ -6,7 +6,7 @@ import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
-import type { DigestProgress, DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 const HISTORY_ROWS = 20;
@@ -135,9 +135,9 @@ async function main() {
   const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }, { presendHook }] = await Promise.all([
     import('../server/mail/index.ts'),
     import('../server/store/index.ts'),
-    import('../jobs/weekly-digest.ts'),
-    import('../jobs/prune-pending.ts'),
-    import('../jobs/digest-presend.ts'),
+    import('../jobs/digest/run.ts'),
+    import('../jobs/digest/prune-pending.ts'),
+    import('../jobs/digest/presend.ts'),
   ]);
   readDotEnv();
   const config = await configOrExit('The digest cannot run');

@@ -4,7 +4,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
-import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
+import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { answerClientErrors, createApp } from '../server/app.ts';
 import { createLogger, type Logger } from '../server/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { startDigestScheduler } from '../jobs/scheduler.ts';
+import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { createLogger } from '../server/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SignupRequest } from '../server/store/types.ts';
