@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recapSchema } from './schema.ts';
 import { recaps } from './index.ts';
-import { isPublic, publicationInstant, publicRecaps, wallClockInstant } from './publication.ts';
+import { formatInstant, isPublic, publicationInstant, publicRecaps, wallClockInstant } from './publication.ts';
 
 describe('publicationInstant', () => {
   it('is the week’s date at 09:00 in the digest’s time zone', () => {
@@ -54,5 +54,14 @@ describe('publishAt in a week’s file', () => {
       expect(parsed.success, bad).toBe(false);
       expect(parsed.error?.issues[0]?.message).toMatch(/publishAt must be an ISO date and time with its offset/);
     }
+  });
+});
+
+describe('formatInstant', () => {
+  it('writes the wall clock of the zone, named by it', () => {
+    const instant = new Date('2026-11-30T09:00:00Z');
+    expect(formatInstant(instant, 'UTC')).toBe('Mon 30 Nov 2026 09:00 UTC');
+    expect(formatInstant(instant, 'UTC', { year: false })).toBe('Mon 30 Nov 09:00 UTC');
+    expect(formatInstant(instant, 'Europe/Berlin', { day: false })).toBe('10:00 Europe/Berlin');
   });
 });

@@ -64,3 +64,21 @@ export function isPublic(recap: Publishable, { now, timeZone }: PublicationClock
 export function publicRecaps<T extends Publishable>(recaps: readonly T[], clock: PublicationClock): T[] {
   return recaps.filter((recap) => isPublic(recap, clock));
 }
+
+/** `Mon 30 Nov 2026 09:00 UTC` (or without the year): an instant on the wall clock of a time zone, named by it. */
+export function formatInstant(instant: Date, timeZone: string, { year = true, day = true }: { year?: boolean; day?: boolean } = {}): string {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(instant);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const time = `${part('hour')}:${part('minute')} ${timeZone}`;
+  if (!day) return time;
+  return `${part('weekday')} ${part('day')} ${part('month')}${year ? ` ${part('year')}` : ''} ${time}`;
+}
