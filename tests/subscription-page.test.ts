@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
