@@ -153,6 +153,7 @@ for (const kind of kinds) {
           'record_subscriber_states',
           'release_digest_lock',
           'report_snapshot',
+          'scrub_failure',
           'signup_rate_limit_hit',
           'signup_rate_limit_hit_many',
           'signup_rate_limit_peek',

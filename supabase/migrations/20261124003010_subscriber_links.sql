@@ -144,6 +144,31 @@ begin
 end
 $$;
 
+-- A batch's failure with every mention of these ids and addresses (as they appear in its JSON
+-- text) replaced by 'deleted'.
+create or replace function public.scrub_failure(p_failure jsonb, p_ids text[], p_emails text[])
+returns jsonb
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  v_text text;
+  v_needle text;
+begin
+  if p_failure is null then
+    return null;
+  end if;
+  v_text := p_failure::text;
+  foreach v_needle in array coalesce(p_ids, '{}') || coalesce(p_emails, '{}') loop
+    if v_needle <> '' then
+      v_text := replace(v_text, trim(both '"' from to_jsonb(v_needle)::text), 'deleted');
+    end if;
+  end loop;
+  return v_text::jsonb;
+end
+$$;
+
 -- Whatever deletes subscribers (their own delete, the prune of stale pending signups, an operator's
 -- DELETE), no row keeps naming them: the ledger rows go; bounce and complaint events keep their
 -- figures but lose the id; batches keep their shape with 'deleted' in the id's place (a batch
@@ -170,9 +195,7 @@ begin
     set subscriber_ids = array(
           select case when m.id = any(v_ids) then 'deleted' else m.id end
           from unnest(b.subscriber_ids) with ordinality as m(id, n) order by m.n),
-        failure = case when jsonb_typeof(b.failure -> 'recipients') = 'array' then jsonb_set(b.failure, '{recipients}', (
-          select coalesce(jsonb_agg(case when r ->> 'id' = any(v_ids) then jsonb_build_object('id', 'deleted', 'reason', 'deleted') else r end order by k), '[]'::jsonb)
-          from jsonb_array_elements(b.failure -> 'recipients') with ordinality as x(r, k))) else b.failure end
+        failure = public.scrub_failure(b.failure, v_ids, v_emails)
     where b.subscriber_ids && v_ids;
   update public.digest_runs r set message = replace(r.message, a.email, '(deleted address)')
     from unnest(v_emails) as a(email) where strpos(r.message, a.email) > 0;
@@ -338,7 +361,11 @@ begin
          provider_ids = case when p_state = 'sent' then array(
            select (select a ->> 'provider_id' from jsonb_array_elements(p_accepted) a where a ->> 'id' = m.id limit 1)
            from unnest(b.subscriber_ids) with ordinality as m(id, n) order by m.n) end,
-         failure = p_failure,
+         -- A recipient deleted since the batch was written ('deleted' in its place) is not named,
+         -- nor is the provider's reason for it repeated.
+         failure = case when jsonb_typeof(p_failure -> 'recipients') = 'array' then jsonb_set(p_failure, '{recipients}', (
+           select coalesce(jsonb_agg(case when r ->> 'id' = any(b.subscriber_ids) then r else jsonb_build_object('id', 'deleted', 'reason', 'deleted') end order by k), '[]'::jsonb)
+           from jsonb_array_elements(p_failure -> 'recipients') with ordinality as x(r, k))) else p_failure end,
          settled_at = p_settled_at
    where b.id = p_id and b.state in ('pending', 'unknown')
    returning * into closed;
@@ -373,6 +400,7 @@ declare
 begin
   revoke all on function public.email_signups_bump_link_version() from public;
   revoke all on function public.forget_deleted_subscribers() from public;
+  revoke all on function public.scrub_failure(jsonb, text[], text[]) from public;
   foreach fn in array fns loop
     execute format('revoke all on function %s from public', fn);
     if exists (select 1 from pg_roles where rolname = 'anon') then
