@@ -148,6 +148,7 @@ for (const kind of kinds) {
           'email_signups_bump_link_version',
           'email_signups_normalise_email',
           'forget_deleted_subscribers',
+          'import_subscribers',
           'mark_subscriber_left',
           'prune_pending_subscribers',
           'record_subscriber_states',

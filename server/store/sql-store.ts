@@ -2,6 +2,7 @@
 // on both, so the contract tests prove one implementation twice.
 import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
+import { subscriberImportStore, type ImportRow, type SubscriberImportStore } from './subscriber-import.ts';
 import { subscriberLinkStore, type LinkUse, type SubscriberLinkStore } from './subscriber-links.ts';
 import { pendingMigrations } from './migrate.ts';
 import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
@@ -98,6 +99,7 @@ export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
   private readonly links: SubscriberLinkStore = subscriberLinkStore((name, args) => this.callFunction(name, args));
+  private readonly imports: SubscriberImportStore = subscriberImportStore((name, args) => this.callFunction(name, args));
   private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
 
   constructor(
@@ -406,6 +408,9 @@ export class SqlStore implements Store {
   }
   deleteSubscriber(id: string, addressHash: string) {
     return this.links.deleteSubscriber(id, addressHash);
+  }
+  importSubscribers(rows: readonly ImportRow[]) {
+    return this.imports.importSubscribers(rows);
   }
 
   async checkReady(): Promise<void> {

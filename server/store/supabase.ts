@@ -7,6 +7,7 @@
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { digestBatchStore } from './digest-batches.ts';
+import { subscriberImportStore, type ImportRow, type SubscriberImportStore } from './subscriber-import.ts';
 import { subscriberLinkStore, type LinkUse, type SubscriberLinkStore } from './subscriber-links.ts';
 import { loadMigrations } from './migrate.ts';
 import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
@@ -152,6 +153,7 @@ class SupabaseStore implements Store {
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
   private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
   private readonly links: SubscriberLinkStore = subscriberLinkStore((name, args) => this.callFunction(name, args));
+  private readonly imports: SubscriberImportStore = subscriberImportStore((name, args) => this.callFunction(name, args));
 
   constructor(
     private readonly service: SupabaseClient,
@@ -437,6 +439,9 @@ class SupabaseStore implements Store {
   }
   deleteSubscriber(id: string, addressHash: string) {
     return this.links.deleteSubscriber(id, addressHash);
+  }
+  importSubscribers(rows: readonly ImportRow[]) {
+    return this.imports.importSubscribers(rows);
   }
 
   async checkReady(): Promise<void> {

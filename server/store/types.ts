@@ -4,6 +4,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { SubscriberImportStore } from './subscriber-import.ts';
 import type { SubscriberLinkStore } from './subscriber-links.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
@@ -186,7 +187,7 @@ export interface DigestBatchStore {
   recentDigestRuns(limit: number): Promise<DigestRun[]>;
 }
 
-export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore, SubscriberLinkStore {
+export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore, SubscriberLinkStore, SubscriberImportStore {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**
