@@ -166,7 +166,9 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
 
 async function importCsv(store: Store, keys: SubscriberKeys, file: string) {
   const { rows, invalid } = await readImportFile(file);
-  const totals = await importSubscriberRows(store, keys, rows);
+  const totals = await importSubscriberRows(store, keys, rows, {
+    onChunk: (done, total) => process.stderr.write(`${done} of ${total} rows imported\n`),
+  });
   process.stderr.write(
     `Imported ${file}: ${totals.added} added, ${totals.present} already present, ` +
       `${totals.leftAlone} left alone (unsubscribed, bounced or complained: an import never reactivates them), ` +
