@@ -4,6 +4,7 @@
 import type { CallFunction } from './call-function.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { digestLeaseStore } from './digest-lease.ts';
+import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
 import { reportStore } from './report-types.ts';
 import { subscriberStore } from './subscribers.ts';
@@ -23,6 +24,7 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     checkReady,
     close,
     ...subscriberStore(call, { batchSignups }),
+    ...pendingSignupStore(call),
     ...digestBatchStore(call),
     ...digestLeaseStore(call),
     ...rateLimitStore(call),

@@ -144,7 +144,6 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
     },
     subscriberDetails: async (id) => detailsRow.nullable().parse(await call('subscriber_details', { p_id: id })),
     deleteSubscriber: async (id, addressHash) => status.nullable().parse(await call('delete_subscriber', { p_id: id, p_address_hash: addressHash })),
-    prunePending: async (days) => Number((await call('prune_pending_subscribers', { p_days: Math.round(days) })) ?? 0),
     async releaseConfirmation(id) {
       await call('release_confirmation', { p_id: id });
     },

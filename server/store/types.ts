@@ -1,5 +1,6 @@
 // The one storage interface the server and the job depend on. Three backends implement it:
 // PGlite (embedded default), Postgres (DATABASE_URL) and Supabase (REST with the project's keys).
+import type { PendingSignupStore } from './pending-signups.ts';
 import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
@@ -211,9 +212,6 @@ export interface SubscriberStore {
    */
   deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 
-  /** Removes signups pending for more than `days` days; returns how many. */
-  prunePending(days: number): Promise<number>;
-
   /**
    * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
    * the reader's next attempt sends one instead of waiting out the day.
@@ -258,7 +256,7 @@ export interface StoreTransport {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreTransport, SubscriberStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
+export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
 
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {
