@@ -17,13 +17,13 @@ const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] 
        npm run digest -- --history [--json]
        npm run digest -- --settle BATCH send|skip
 
-Sends the newest recap whose date has come to every active subscriber who does not have it yet.
+Sends the newest public recap (from its date at 09:00 in DIGEST_TZ) to every active subscriber who does not have it yet.
 Run it again at any time: whoever already has the recap is skipped.
 
   --dry-run      render and count the e-mails; send nothing, record nothing
   --recap WEEK   send this week instead of the newest: a date such as ${recaps[0]?.date ?? '2025-07-14'}
                  or its path such as ${recaps[0]?.path ?? '/weekly-recap-july-14'}
-  --to EMAIL     send one test copy to EMAIL only; subscribers and the ledger are untouched
+  --to EMAIL     send one test copy to EMAIL only (a coming week too); subscribers and the ledger are untouched
   --json         print the final report as JSON on stdout
   --timeout SECONDS
                  abandon a provider request with no answer after this long and retry it with

@@ -54,7 +54,7 @@ export interface DigestOptions {
   siteUrl: string;
   unsubscribeSecret: string;
   mode: 'scheduled' | 'manual';
-  /** `2025-07-14` or its path; the newest recap whose date has come when absent. */
+  /** `2025-07-14` or its path; the newest public recap when absent. */
   recapWeek?: string;
   /** Render and count, send nothing, touch no ledger and take no lease. */
   dryRun?: boolean;
@@ -124,7 +124,7 @@ async function runChosen(run: Run): Promise<DigestReport> {
   const { options } = run;
   const chosen = chooseRecap({
     recaps: options.recaps,
-    today: isoDateIn(options.now, options.timezone ?? 'UTC'),
+    publication: { now: options.now, timeZone: options.timezone ?? 'UTC' },
     recapWeek: options.recapWeek,
     scheduled: options.mode === 'scheduled',
     preview: options.dryRun ?? false,
