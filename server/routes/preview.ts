@@ -41,6 +41,7 @@ export const previewText = {
   goneBody: (week: string) => `No week dated ${week} is in content/recaps any more, so there is nothing to preview.`,
   banner: (label: string, when: string, isPublic: boolean) => `Preview of ${label}: ${isPublic ? 'public since' : 'not public until'} ${when}. Only people with this link can see it.`,
   emailLink: 'See its e-mail as it will be sent',
+  textPart: 'Its plain-text part',
 } as const;
 
 const BANNER_STYLE = 'margin:0;padding:.75rem 1rem;background:#18181b;color:#fff;font:600 15px/1.5 system-ui,sans-serif;text-align:center';
@@ -92,7 +93,10 @@ export function previewRouter(options: PreviewOptions): Router {
       res.type('text').send(`Subject: ${message.subject}\nFrom: ${message.from}\n\n${message.text}`);
       return;
     }
-    res.type('html').send(message.html);
+    // What a mail client shows above the message, above the message exactly as sent.
+    const textHref = `/preview/email?preview=${encodeURIComponent(opened.token)}&part=text`;
+    const header = `<p role="note" style="${BANNER_STYLE}">${escapeHtml(`Subject: ${message.subject} · From: ${message.from}`)} · <a href="${escapeHtml(textHref)}" style="color:#fde047">${previewText.textPart}</a></p>`;
+    res.type('html').send(message.html.replace(/<body[^>]*>/, (body) => body + header));
   });
 
   router.get('/{*path}', async (req, res, next) => {
