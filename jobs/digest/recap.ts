@@ -5,7 +5,7 @@ import { daysBetween, formatWeekDate } from '../../content/dates.ts';
 import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
-import { plural } from './report.ts';
+import { plural } from '../../content/text.ts';
 
 export interface RecapRef {
   date: string;

@@ -8,9 +8,9 @@ import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
 import type { ReportSnapshot } from '../../server/store/report-types.ts';
 import type { Store } from '../../server/store/types.ts';
-import { checkRecap } from '../digest-presend.ts';
-import type { CheckResult } from '../presend-checks.ts';
-import { isoDateIn } from '../weekly-digest.ts';
+import { checkRecap } from '../digest/presend.ts';
+import type { CheckResult } from '../digest/presend-checks.ts';
+import { isoDateIn } from '../digest/run.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;

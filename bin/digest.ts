@@ -6,7 +6,7 @@ import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
-import type { DigestProgress, DigestReport } from './weekly-digest.ts';
+import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 const HISTORY_ROWS = 20;
@@ -135,9 +135,9 @@ async function main() {
   const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }, { presendHook }] = await Promise.all([
     import('../server/mail/index.ts'),
     import('../server/store/index.ts'),
-    import('./weekly-digest.ts'),
-    import('./prune-pending.ts'),
-    import('./digest-presend.ts'),
+    import('../jobs/digest/run.ts'),
+    import('../jobs/digest/prune-pending.ts'),
+    import('../jobs/digest/presend.ts'),
   ]);
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
@@ -154,7 +154,7 @@ async function main() {
   }
 
   if (args.history) {
-    const { historyTable } = await import('./digest/report.ts');
+    const { historyTable } = await import('../jobs/digest/report.ts');
     try {
       const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
       if (args.json) console.log(JSON.stringify({ runs, openBatches: open }));
@@ -179,7 +179,7 @@ async function main() {
   );
 
   if (args.settle) {
-    const { settleBatch } = await import('./digest/settle.ts');
+    const { settleBatch } = await import('../jobs/digest/settle.ts');
     let result;
     try {
       result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });
