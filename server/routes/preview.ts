@@ -6,11 +6,11 @@
 // expired one 410, each with a page that says what to do.
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
+import { formatWeekDate } from '../../content/dates.ts';
 import { createPageData } from '../../content/page-data.ts';
 import { formatInstant, publicationInstant } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
-import { digestContentOf, messageFrom } from '../../jobs/digest/content.ts';
-import { weekLabel } from '../../jobs/digest/recap.ts';
+import { site } from '../../content/site.ts';
 import { prepareDigest } from '../../emails/render-digest.ts';
 import { escapeHtml } from '../html.ts';
 import { verifyPreviewToken } from '../preview-token.ts';
@@ -18,6 +18,7 @@ import type { PublicSite } from '../public-site.ts';
 import { pathsOf } from '../public-site.ts';
 import type { Publishing } from '../published-site.ts';
 import { createPageServer, type Renderer } from '../render.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../unsubscribe-token.ts';
 import { page, send } from './unsubscribe.ts';
 
 export interface PreviewOptions {
@@ -84,10 +85,11 @@ export function previewRouter(options: PreviewOptions): Router {
   router.get('/preview/email', async (req, res) => {
     const opened = weekOf(req, res);
     if (!opened) return;
+    // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
+    // copy sent to nobody: it leads to the real page and unsubscribes no one.
     const prepared = await prepareDigest(opened.week, siteUrl);
-    const content = digestContentOf(prepared, options.sender, siteUrl, secret);
-    // The unsubscribe link of a copy sent to nobody: it leads to the real page and unsubscribes no one.
-    const message = messageFrom(content, { id: 'preview', email: 'preview@example.com' }, secret);
+    const copy = prepared.personalize(unsubscribeUrlFor(siteUrl, createUnsubscribeToken('preview', secret)));
+    const message = { ...copy, from: options.sender };
     res.set({ 'Cache-Control': 'private, no-store', 'X-Robots-Tag': 'noindex', 'Referrer-Policy': 'no-referrer' });
     if (req.query.part === 'text') {
       res.type('text').send(`Subject: ${message.subject}\nFrom: ${message.from}\n\n${message.text}`);
@@ -110,7 +112,7 @@ export function previewRouter(options: PreviewOptions): Router {
     const { source } = createPageData(weeks);
     const when = formatInstant(publicationInstant(week, publishing.timeZone), publishing.timeZone);
     const emailHref = `/preview/email?preview=${encodeURIComponent(token)}`;
-    const banner = `<p role="note" style="${BANNER_STYLE}">${escapeHtml(previewText.banner(weekLabel(week), when, publicSite.site.isPublicNow(week)))} <a href="${escapeHtml(emailHref)}" style="color:#fde047">${escapeHtml(previewText.emailLink)}</a></p>`;
+    const banner = `<p role="note" style="${BANNER_STYLE}">${escapeHtml(previewText.banner(site.recap.weekOf(formatWeekDate(week.date)), when, publicSite.site.isPublicNow(week)))} <a href="${escapeHtml(emailHref)}" style="color:#fde047">${escapeHtml(previewText.emailLink)}</a></p>`;
     const servePage = createPageServer({
       renderer: options.renderer,
       siteUrl,
