@@ -7,7 +7,8 @@ import { renderTransactional } from '../emails/render-transactional.ts';
 import { FreshLinkEmail, freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
 import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, type LinkPurpose } from './link-tokens.ts';
-import { recapSummaries } from '../content/index.ts';
+import { recaps, type RecapSummary } from '../content/index.ts';
+import { isPublic } from '../content/publication.ts';
 import type { Mailer, MessageOutcome } from './mail/types.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
 
@@ -17,6 +18,8 @@ export interface SubscriberMailOptions {
   siteUrl: string;
   secret: string;
   now?: () => Date;
+  /** The newest public week, which the welcome e-mail links to (server/published-site.ts). */
+  newestRecap?: () => Pick<RecapSummary, 'path' | 'headline'> | undefined;
 }
 
 export interface SubscriberMail {
@@ -26,7 +29,7 @@ export interface SubscriberMail {
   sendFreshLink(purpose: LinkPurpose, subscriber: { id: string; email: string; linkVersion: number }): Promise<MessageOutcome>;
 }
 
-export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date() }: SubscriberMailOptions): SubscriberMail {
+export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date(), newestRecap }: SubscriberMailOptions): SubscriberMail {
   const home = siteUrl.replace(/\/+$/, '');
   return {
     async sendConfirmation(subscriberId, email) {
@@ -48,9 +51,8 @@ export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () =>
     async sendWelcome(subscriberId, email) {
       const token = createUnsubscribeToken(subscriberId, secret);
       const unsubscribeUrl = unsubscribeUrlFor(home, token);
-      // recapSummaries is newest first; a recap scheduled for a later date is not out yet.
-      const today = now().toISOString().slice(0, 10);
-      const newest = recapSummaries.find((summary) => summary.date <= today);
+      // recaps is newest first; a week that is not public yet is not out.
+      const newest = newestRecap ? newestRecap() : recaps.find((recap) => isPublic(recap, { now: now(), timeZone: 'UTC' }));
       const rendered = await renderTransactional(
         WelcomeEmail,
         {

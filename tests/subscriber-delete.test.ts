@@ -3,32 +3,20 @@
 // report: a delete or a prune takes the subscriber out of the counts from the week it happens, and
 // leaves the weeks before as they were. On PGlite and PostgreSQL.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
-import { openPGliteWithSql, rowsNaming } from './support/pglite-sql.ts';
-import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { rowsNaming } from './support/rows-naming.ts';
+import { sqlBackends } from './support/sql-backends.ts';
+import { addSignup } from './support/store-ops.ts';
 
-const kinds = [
-  {
-    name: 'PGlite',
-    available: true,
-    open: async () => {
-      const opened = await openPGliteWithSql();
-      return { store: opened.store as Store, sql: opened.sql, close: opened.close };
-    },
+const kinds = sqlBackends.map((backend) => ({
+  name: backend.name,
+  available: backend.available,
+  open: async () => {
+    const opened = await backend.open();
+    return { store: opened.store, sql: opened.sql, close: opened.cleanup };
   },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    open: async () => {
-      const db = await createTestDatabase();
-      const store = await openPostgresStore(db.url, { max: 2 });
-      const sql = createPgClient(db.url, { max: 1 });
-      return { store: store as Store, sql, close: async () => (await store.close(), await sql.close(), await db.drop()) };
-    },
-  },
-];
+}));
 
 const RECAP = '2025-07-14';
 const content = {
@@ -55,7 +43,7 @@ for (const kind of kinds) {
     const idOf = async (email: string) => (await store.findSubscriberByEmail(email))!.id;
 
     it('a batch settled after the delete writes no ledger row for the deleted id, and nothing names it', async () => {
-      for (const email of ['gone@example.org', 'kept@example.org']) await store.addSignup(email, '/');
+      for (const email of ['gone@example.org', 'kept@example.org']) await addSignup(store, email, '/');
       const [gone, kept] = [await idOf('gone@example.org'), await idOf('kept@example.org')];
       await store.saveDigestContent(content);
       const at = new Date();
@@ -95,7 +83,7 @@ for (const kind of kinds) {
     });
 
     it('the report counts a deleted or pruned subscriber until the week it went, and keeps its signup week', async () => {
-      for (const email of ['stay@example.org', 'gone@example.org']) await store.addSignup(email, '/');
+      for (const email of ['stay@example.org', 'gone@example.org']) await addSignup(store, email, '/');
       await store.signUp({ email: 'pend@example.org', source: '/', mode: 'double', networkHash: null, addressHashes: [] });
       const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
       await sql.query(`update public.subscriber_state_history set changed_at = ${weekStart(3)}`);

@@ -15,11 +15,11 @@ import { recaps } from '../content/index.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
-import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, type Eml } from './support/outbox.ts';
-import { openPGliteWithSql, rowsNaming } from './support/pglite-sql.ts';
-import { appStoreKinds } from './support/store-backends.ts';
+import { rowsNaming } from './support/rows-naming.ts';
+import { sqlBackends } from './support/sql-backends.ts';
+import { addSignup } from './support/store-ops.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
 let browser: Browser;
@@ -30,24 +30,14 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const kinds = [
-  {
-    name: 'PGlite',
-    available: true,
-    open: async () => {
-      const opened = await openPGliteWithSql();
-      return { store: opened.store as Store, sql: opened.sql, drop: opened.close };
-    },
+const kinds = sqlBackends.map((backend) => ({
+  name: backend.name,
+  available: backend.available,
+  open: async () => {
+    const opened = await backend.open();
+    return { store: opened.store, sql: opened.sql, drop: opened.cleanup };
   },
-  {
-    name: 'PostgreSQL',
-    available: appStoreKinds[1]!.available,
-    open: async () => {
-      const opened = await appStoreKinds[1]!.open();
-      return { store: opened.store!, sql: opened.sql!, drop: opened.drop };
-    },
-  },
-];
+}));
 
 const press = async (page: Page, name: string) => {
   await page.getByRole('button', { name, exact: true }).click();
@@ -84,7 +74,7 @@ async function setUp(kind: (typeof kinds)[number], mode: 'single' | 'double', em
   const { store, sql, drop } = await kind.open();
   const server = await startTestServer({ store, config: { signupConfirmation: mode } });
   const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-subscription-digest-'));
-  for (const email of emails) await store.addSignup(email, '/about');
+  for (const email of emails) await addSignup(store, email, '/about');
   await digest({ server, digestOutbox });
   const links = new Map<string, string>();
   const unsubscribeLinks = new Map<string, string>();

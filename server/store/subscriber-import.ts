@@ -1,11 +1,10 @@
 // The subscriber import (bin/subscribers.ts) over public.import_subscribers
 // (supabase/migrations/20261124003020_subscriber_import.sql), called by name through CallFunction.
 import { z } from 'zod';
-import type { CallFunction } from './digest-batches.ts';
-import type { RemovalReason } from './types.ts';
+import type { CallFunction } from './call-function.ts';
 
 /** The state a row of an import file asks for. */
-export type ImportState = 'active' | 'pending' | RemovalReason;
+export type ImportState = 'active' | 'pending' | 'unsubscribed' | 'bounced' | 'complained';
 
 export interface ImportRow {
   /** Normalised and validated. */

@@ -1,9 +1,12 @@
-// Fresh links (server/link-tokens.ts) and the delete that forgets a subscriber, over the SQL
-// functions of supabase/migrations/20261124003010_subscriber_links.sql, called by name through
-// CallFunction like the digest's batches (digest-batches.ts).
+// Fresh links (server/link-tokens.ts) over the SQL functions of
+// supabase/migrations/20261124003010_subscriber_links.sql, called by name through CallFunction.
+// (deleteSubscriber is in subscribers.ts; that migration makes a delete forget every row naming it.)
 import { z } from 'zod';
-import type { CallFunction } from './digest-batches.ts';
-import { SUBSCRIBER_STATUSES, type SubscriberStatus } from './types.ts';
+import type { CallFunction } from './call-function.ts';
+
+// The states of types.ts's SubscriberStatus, spelled here so this module needs nothing from types.ts.
+const STATUSES = ['pending', 'active', 'unsubscribed', 'bounced', 'complained'] as const;
+type SubscriberStatus = (typeof STATUSES)[number];
 
 /** Whether a fresh link can act: `used` once used, `revoked` when the state changed since, `gone` when deleted. */
 export type LinkState = 'ok' | 'used' | 'revoked' | 'gone';
@@ -30,15 +33,10 @@ export interface SubscriberLinkStore {
   useLink(use: LinkUse): Promise<LinkState>;
   /** Uses a "Delete my data" link and deletes in one transaction; `status` is the state the row had. */
   deleteSubscriberByLink(use: LinkUse, addressHash: string): Promise<{ outcome: LinkState; status: SubscriberStatus | null }>;
-  /**
-   * Deletes the subscriber and every row that names it. When it had bounced or complained,
-   * `addressHash` stays on the suppression list. Returns the state it had, or null.
-   */
-  deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 }
 
 const linkState = z.enum(['ok', 'used', 'revoked', 'gone']);
-const status = z.enum(SUBSCRIBER_STATUSES);
+const status = z.enum(STATUSES);
 const target = z
   .object({ email: z.string(), status, link_version: z.number().int() })
   .nullable()
@@ -58,11 +56,7 @@ export function subscriberLinkStore(call: CallFunction): SubscriberLinkStore {
       return linkState.parse(await call('use_subscriber_link', args(use)));
     },
     async deleteSubscriberByLink(use, addressHash) {
-      const answer = z.object({ outcome: linkState, status: status.nullable() }).parse(await call('delete_subscriber_by_link', { ...args(use), p_address_hash: addressHash }));
-      return answer;
-    },
-    async deleteSubscriber(id, addressHash) {
-      return status.nullable().parse(await call('delete_subscriber', { p_id: id, p_address_hash: addressHash }));
+      return z.object({ outcome: linkState, status: status.nullable() }).parse(await call('delete_subscriber_by_link', { ...args(use), p_address_hash: addressHash }));
     },
   };
 }

@@ -395,12 +395,12 @@ declare
     'public.delete_subscriber(text, text)',
     'public.delete_subscriber_by_link(text, integer, text, timestamptz, text)',
     'public.report_snapshot(integer)',
-    'public.digest_settle_batch(bigint, text, jsonb, jsonb, timestamptz)'
+    'public.digest_settle_batch(bigint, text, jsonb, jsonb, timestamptz)',
+    'public.scrub_failure(jsonb, text[], text[])'
   ];
 begin
   revoke all on function public.email_signups_bump_link_version() from public;
   revoke all on function public.forget_deleted_subscribers() from public;
-  revoke all on function public.scrub_failure(jsonb, text[], text[]) from public;
   foreach fn in array fns loop
     execute format('revoke all on function %s from public', fn);
     if exists (select 1 from pg_roles where rolname = 'anon') then
