@@ -14,6 +14,7 @@ import { freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { recaps } from '../content/index.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
+import { confirmUrlFor, createConfirmToken } from '../server/unsubscribe-token.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, type Eml } from './support/outbox.ts';
@@ -244,6 +245,8 @@ for (const kind of kinds) {
         await expectRefused(page, setup.unsubscribeLinks.get('ada@example.com')!, 'This link has expired');
         const oneClick = await fetch(setup.unsubscribeLinks.get('ada@example.com')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
         expect(oneClick.status).toBe(410);
+        // A confirmation link made for the id (as a double opt-in e-mail carries) has expired too.
+        await expectRefused(page, confirmUrlFor(setup.server.url, createConfirmToken(id, new Date(), TEST_UNSUBSCRIBE_SECRET)), 'This confirmation link is no longer valid');
       } finally {
         await page.close();
       }
