@@ -285,5 +285,19 @@ for (const kind of kinds) {
       const sent = (await readOutbox(setup.digestOutbox)).filter((eml) => !before.has(eml.name)).map((eml) => eml.to);
       expect(sent).toEqual(['carl@example.com']);
     });
+
+    it('mails at most 5 fresh links an hour per subscriber; the 6th ask changes nothing and sends nothing', async () => {
+      const before = await outboxNames(setup.server);
+      const notices: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await fetch(setup.links.get('carl@example.com')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=download' });
+        expect(answer.status).toBe(200);
+        notices.push(/<strong>([^<]+)<\/strong>/.exec(await answer.text())![1]!);
+      }
+      expect(notices.slice(0, 5).every((notice) => notice.startsWith('We sent a link to c•••@example.com.'))).toBe(true);
+      expect(notices[5]).toBe('We recently sent links to c•••@example.com; please use the newest one. Nothing has changed.');
+      expect(await newMail(setup.server, before, 'carl@example.com')).toHaveLength(5);
+      expect((await setup.server.store.findSubscriberByEmail('carl@example.com'))?.status).toBe('active');
+    });
   });
 }
