@@ -52,3 +52,17 @@ describe('npm run new-recap', () => {
     expect(early[1]).toMatch(/^warning: the e-mail would go out before the page is public: DIGEST_CRON "0 8 \* \* 1" runs at Mon 30 Nov 08:00 UTC/);
   });
 });
+
+describe('npm run validate-content', () => {
+  it('names each coming week’s file with when it will be public and sent, and its warning', async () => {
+    const { comingWeekLines } = await import('./when.ts');
+    const weeks = [whenOf(monday, schedule), whenOf({ date: '2026-12-07' }, { ...schedule, cron: '0 8 * * 1' })];
+    const lines = comingWeekLines(weeks);
+    expect(lines.info).toEqual([
+      'content/recaps/2026-11-30.ts: coming: public Mon 30 Nov 09:00 UTC, e-mail 09:00 UTC',
+      expect.stringMatching(/^content\/recaps\/2026-12-07\.ts: coming: public Mon 7 Dec 09:00 UTC, no scheduled e-mail/),
+    ]);
+    expect(lines.warnings).toEqual([expect.stringMatching(/^content\/recaps\/2026-12-07\.ts: warning: the e-mail would go out before the page is public/)]);
+    expect(comingWeekLines([]).info).toEqual(['Every week is public; none is coming.']);
+  });
+});

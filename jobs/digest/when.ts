@@ -84,3 +84,12 @@ export function comingWeeks(recaps: readonly Recap[], now: Date, schedule: Sched
     .sort((a, b) => a.date.localeCompare(b.date))
     .map((recap) => whenOf(recap, schedule));
 }
+
+/** One line per coming week (and one per warning), naming its file: what validate-content prints. */
+export function comingWeekLines(weeks: readonly WeekWhen[]): { info: string[]; warnings: string[] } {
+  if (weeks.length === 0) return { info: ['Every week is public; none is coming.'], warnings: [] };
+  return {
+    info: weeks.map((week) => `content/recaps/${week.date}.ts: coming: ${week.line}`),
+    warnings: weeks.flatMap((week) => (week.warning ? [`content/recaps/${week.date}.ts: warning: ${week.warning}`] : [])),
+  };
+}
