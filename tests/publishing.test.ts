@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
+import { recapPathFor } from '../content/dates.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
+import { gatherReport } from '../jobs/report/gather.ts';
+import { headlineFigures } from '../jobs/report/render.tsx';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { createLogger } from '../server/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
@@ -239,6 +242,29 @@ describe('the Monday job', () => {
     } finally {
       await store.close();
       await rm(outbox, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the operator’s report', () => {
+  it('says when each coming week will be public and e-mailed, and warns of an e-mail before its page', async () => {
+    const store = await openPGliteStore(null);
+    try {
+      const week = (date: string) => ({ ...coming, date, path: recapPathFor(date) });
+      const withComing = [week('2026-12-07'), week('2026-11-30'), ...recaps];
+      const now = new Date('2026-11-25T12:00:00Z');
+      const report = (cron: string) => gatherReport({ store, recaps: withComing, now, siteUrl: 'https://launchedweekly.test', production: false, digest: { cron, timezone: 'UTC', freshnessDays: 7 } });
+      const onTime = headlineFigures(await report('0 9 * * 1'));
+      expect(onTime.filter((line) => line.startsWith('Coming'))).toEqual([
+        'Coming: Week of November 30, 2026 · public Mon 30 Nov 09:00 UTC, e-mail 09:00 UTC',
+        'Coming: Week of December 7, 2026 · public Mon 7 Dec 09:00 UTC, e-mail 09:00 UTC',
+      ]);
+      const early = headlineFigures(await report('0 8 * * 1'));
+      expect(early.filter((line) => line.includes('warning: the e-mail would go out before the page is public'))).toHaveLength(2);
+      const none = headlineFigures(await gatherReport({ store, recaps, now, siteUrl: 'https://launchedweekly.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } }));
+      expect(none).toContain('Coming weeks: none (every week in content/recaps is public)');
+    } finally {
+      await store.close();
     }
   });
 });

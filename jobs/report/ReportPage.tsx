@@ -230,6 +230,20 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
               </>
             )}
           </Section>
+
+          <Section id="coming" title="Coming weeks" lede="Weeks in content/recaps that are not public yet: when each page becomes public and when the schedule e-mails it.">
+            {data.coming.length === 0 ? (
+              <p>None: every week in content/recaps is public.</p>
+            ) : (
+              <ul>
+                {data.coming.map((week) => (
+                  <li key={week.date}>
+                    <b>{week.label}</b>: {week.line}.{week.warning ? <p className="advice">Warning: {week.warning}</p> : null}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </Section>
         </main>
       </body>
     </html>
