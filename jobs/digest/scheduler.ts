@@ -39,12 +39,15 @@ export interface DigestScheduler {
   stop(): Promise<void>;
 }
 
+const latest = (a: Date, b: Date | undefined) => (b !== undefined && b.getTime() > a.getTime() ? b : a);
+
 export function startDigestScheduler(options: SchedulerOptions): DigestScheduler {
   const { logger } = options;
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
 
-  const run = (): Promise<DigestReport | null> => {
+  /** `scheduledFor`: the cron time that fired it, so a timer a few milliseconds early still sees the week its 09:00 made public. */
+  const run = (scheduledFor?: Date): Promise<DigestReport | null> => {
     if (stopping.signal.aborted) return Promise.resolve(null);
     if (running) return running;
     running = (async () => {
@@ -55,7 +58,7 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
           store: options.store,
           mailer: options.mailer,
           recaps: options.recaps,
-          now: options.now?.() ?? new Date(),
+          now: options.now?.() ?? latest(new Date(), scheduledFor),
           siteUrl: options.siteUrl,
           unsubscribeSecret: options.unsubscribeSecret,
           mode: 'scheduled',
@@ -81,11 +84,11 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     return running;
   };
 
-  const task: ScheduledTask = cron.schedule(options.cron, () => run(), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
+  const task: ScheduledTask = cron.schedule(options.cron, (context) => run(context.date), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
 
   return {
     nextRun: () => task.getNextRun(),
-    runNow: run,
+    runNow: () => run(),
     async stop() {
       stopping.abort();
       await task.stop();
