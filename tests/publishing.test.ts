@@ -23,6 +23,7 @@ import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPreviewToken } from '../server/preview-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const coming = recaps[0]!;
 const previous = recaps[1]!;
@@ -239,7 +240,7 @@ describe('the Monday job', () => {
     const store = await openPGliteStore(null);
     const outbox = await mkdtemp(join(tmpdir(), 'lw-publishing-outbox-'));
     try {
-      for (let i = 0; i < 3; i++) await store.addSignup(`reader${i}@example.com`, '/');
+      for (let i = 0; i < 3; i++) await addSignup(store, `reader${i}@example.com`, '/');
       const mailer = new OutboxMailer({ dir: outbox, from: 'Launched Weekly <digest@localhost>' });
       const common = { store, mailer, recaps, siteUrl: server.url, unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET, freshnessDays: FRESHNESS_DAYS, timezone: 'UTC' };
       const dryRun = (at: Date) => runWeeklyDigest({ ...common, now: at, mode: 'manual', dryRun: true });
