@@ -5,7 +5,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { prunePendingSignups } from './prune-pending.ts';
 import { presendHook } from './presend.ts';
 import { reportFields } from './report.ts';
@@ -15,7 +15,7 @@ export interface SchedulerOptions {
   cron: string;
   timezone: string;
   freshnessDays: number;
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;
