@@ -19,6 +19,18 @@ export type DigestOutcome =
   | 'stopped'
   | 'unknown';
 
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'unknown']);
+
+/**
+ * A run failed when a message failed, or when it ended in a way someone has to act on (stopped,
+ * unknown batches, a failed test, a week that does not exist or is not public). Nothing to send
+ * (no recap, a stale one, all served) and another run holding the lease are not failures. The
+ * CLI exits 1 on it; the scheduler logs the run as an error.
+ */
+export function runFailed(report: DigestReport): boolean {
+  return report.failed.some((failure) => failure.count > 0) || FAILING_OUTCOMES.has(report.outcome);
+}
+
 /** A batch the run could not settle safely; the operator decides with `--settle`. */
 export interface UnknownBatch {
   id: string;

@@ -75,8 +75,6 @@ export interface DigestOptions {
    * (a test copy included). A string stops the run with that reason; null lets it go on.
    */
   preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
-  /** Housekeeping before a real send (e.g. pruning stale pending signups); failures only warn. */
-  beforeSend?: (store: DigestStore, now: Date) => Promise<void>;
 }
 
 interface Run {
@@ -216,7 +214,6 @@ async function sendAll(run: Run, content: DigestContent, label: string): Promise
 async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLease): Promise<string | null> {
   const { store, mailer, unsubscribeSecret, signal, log } = run.options;
   const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line) };
-  await run.options.beforeSend?.(store, run.clock()).catch((error: unknown) => log?.warn(`Housekeeping before sending failed: ${error instanceof Error ? error.message : String(error)}`));
   run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
   const total = (await store.countSubscribers()).active;
 

@@ -6,10 +6,9 @@ import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
-import { prunePendingSignups } from './prune-pending.ts';
-import { presendHook } from './presend.ts';
-import { reportFields } from './report.ts';
-import { runWeeklyDigest, type DigestReport } from './run.ts';
+import { runDigestJob, type DigestSetup } from './job.ts';
+import { reportFields, runFailed } from './report.ts';
+import type { DigestReport } from './run.ts';
 
 export interface SchedulerOptions {
   cron: string;
@@ -41,6 +40,11 @@ export interface DigestScheduler {
 
 export function startDigestScheduler(options: SchedulerOptions): DigestScheduler {
   const { logger } = options;
+  const setup: DigestSetup = {
+    ...options,
+    production: options.production ?? false,
+    log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+  };
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
 
@@ -49,26 +53,10 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     if (running) return running;
     running = (async () => {
       try {
-        const log = { info: (line: string) => logger.info(line), warn: (line: string) => logger.warn(line) };
-        const prunedPending = await prunePendingSignups({ store: options.store, log });
-        const report = await runWeeklyDigest({
-          store: options.store,
-          mailer: options.mailer,
-          recaps: options.recaps,
-          now: options.now?.() ?? new Date(),
-          siteUrl: options.siteUrl,
-          unsubscribeSecret: options.unsubscribeSecret,
-          mode: 'scheduled',
-          freshnessDays: options.freshnessDays,
-          timezone: options.timezone,
-          log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
-          preSend: presendHook({ production: options.production ?? false, log: { warn: (line) => logger.warn(line) } }),
-          signal: stopping.signal,
-        });
-        const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
+        const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now: options.now?.() ?? new Date(), signal: stopping.signal });
         // The same fields the run history keeps (npm run digest -- --history).
         const fields = { prunedPending, ...reportFields(report) };
-        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
+        if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {
