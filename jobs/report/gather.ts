@@ -7,7 +7,7 @@ import { isPublic } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
 import type { ReportSnapshot } from '../../server/store/report-types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { ReportReadStore } from '../../server/store/types.ts';
 import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { isoDateIn } from '../digest/run.ts';
@@ -63,7 +63,7 @@ export interface ReportData {
 }
 
 export interface GatherOptions {
-  store: Store;
+  store: ReportReadStore;
   recaps: readonly Recap[];
   now: Date;
   siteUrl: string;
