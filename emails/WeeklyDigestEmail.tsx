@@ -11,10 +11,10 @@ import { Container } from '@react-email/container';
 import { Head } from '@react-email/head';
 import { Html } from '@react-email/html';
 import type { CSSProperties, ReactNode } from 'react';
-import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import type { Recap, RecapEntry } from '../content/schema.ts';
 import { site, withCampaign } from '../content/site.ts';
+import { weekLabel } from '../content/text.ts';
 
 export interface WeeklyDigestEmailProps {
   recap: Recap;
@@ -35,10 +35,6 @@ export const emailText = {
   subscription: 'Your subscription',
   subscriptionNote: 'shows what we keep about you, and lets you download or delete it.',
 } as const;
-
-export function digestSubject(recap: Recap): string {
-  return `${site.recap.weekOf(formatWeekDate(recap.date))}: ${recap.headline}`;
-}
 
 const fontFamily = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
 const colors = { brand: '#c0265c', ink: '#18181b', muted: '#52525b', surface: '#fafaf9', line: '#e4e4e7', page: '#f4f4f5', marker: '#16a34a' };
@@ -137,7 +133,7 @@ export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, subscriptionU
       <Body style={styles.body}>
         <Container style={styles.container}>
           <p style={styles.brand}>{site.name} · Top 10</p>
-          <h1 style={styles.weekOf}>{site.recap.weekOf(formatWeekDate(recap.date))}</h1>
+          <h1 style={styles.weekOf}>{weekLabel(recap.date)}</h1>
           <p style={styles.headline}>{recap.headline}</p>
           <p style={styles.subtitle}>{site.recap.subtitle}</p>
           <p style={styles.intro}>{recap.intro}</p>

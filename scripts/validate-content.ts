@@ -2,6 +2,7 @@
 // each problem with its file and field, then renders each recap's e-mail and runs the pre-send
 // checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL. Exits 1 when anything
 // is wrong; a warning (a long subject) is printed but does not fail.
+import { plural } from '../content/text.ts';
 import { writeRegistry } from './recap-registry.ts';
 
 const files = await writeRegistry();
@@ -46,7 +47,7 @@ for (const recap of recaps) {
   }
 }
 if (failed > 0) {
-  console.error(`${failed} pre-send check${failed === 1 ? '' : 's'} failed (SITE_URL ${config.siteUrl}${production ? ', production' : ''}); the digest refuses to send such a recap.`);
+  console.error(`${plural(failed, 'pre-send check')} failed (SITE_URL ${config.siteUrl}${production ? ', production' : ''}); the digest refuses to send such a recap.`);
   process.exit(1);
 }
 console.log(`${recaps.length} recaps pass the pre-send checks (SITE_URL ${config.siteUrl}${production ? ', production' : ''}).`);
