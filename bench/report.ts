@@ -11,6 +11,7 @@ import { gatherReport } from '../jobs/report/gather.ts';
 import { renderReportHtml } from '../jobs/report/render.tsx';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
+import { addSignup } from '../tests/support/store-ops.ts';
 import { recordResults } from './support/results.ts';
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 100_000);
@@ -82,7 +83,7 @@ export async function runReportBench(): Promise<void> {
       for (const mode of ['on', 'off'] as const) {
         await sql.query(`alter table public.email_signups ${mode === 'on' ? 'enable' : 'disable'} trigger email_signups_state_insert`);
         const prefix = `signup-${mode}-${round}-`;
-        signupMs[mode].push(await timed(() => Promise.all(Array.from({ length: SIGNUPS }, (_, i) => store.addSignup(`${prefix}${i}@bench.test`, '/')))));
+        signupMs[mode].push(await timed(() => Promise.all(Array.from({ length: SIGNUPS }, (_, i) => addSignup(store, `${prefix}${i}@bench.test`, '/')))));
       }
     }
     await sql.query('alter table public.email_signups enable trigger email_signups_state_insert');
