@@ -5,7 +5,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { runDigestJob, type DigestSetup } from './job.ts';
 import { reportFields, runFailed } from './report.ts';
 import type { DigestReport } from './run.ts';
@@ -14,7 +14,7 @@ export interface SchedulerOptions {
   cron: string;
   timezone: string;
   freshnessDays: number;
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;
