@@ -1,12 +1,10 @@
 // The e-mail a "Download my data", "Delete my data" or "Subscribe again" button sends first: one
 // button that opens the page where the owner does it. The link works once, for one hour; the page,
 // not the link, acts (a POST from its button), because mail scanners open every link in a message.
-import { Body } from '@react-email/body';
-import { Container } from '@react-email/container';
-import { Head } from '@react-email/head';
-import { Html } from '@react-email/html';
 import { site } from '../content/site.ts';
-import { transactionalStyles as styles } from './ConfirmEmail.tsx';
+import { Footer, SiteLink } from './kit/Footer.tsx';
+import { Brand, EmailFrame } from './kit/Frame.tsx';
+import { messageStyles as styles } from './kit/styles.ts';
 
 export type FreshLinkPurpose = 'download' | 'delete' | 'resubscribe';
 
@@ -38,25 +36,17 @@ export const freshLinkEmailText = {
 
 export function FreshLinkEmail({ purpose, linkUrl, siteUrl, validMinutes }: FreshLinkEmailProps) {
   return (
-    <Html lang="en" dir="ltr">
-      <Head />
-      <Body style={styles.body}>
-        <Container style={styles.container}>
-          <p style={styles.brand}>{site.name}</p>
-          <h1 style={styles.heading}>{freshLinkEmailText.heading[purpose]}</h1>
-          <p style={styles.text}>{freshLinkEmailText.body[purpose]}</p>
-          <a href={linkUrl} style={styles.button}>
-            {freshLinkEmailText.button[purpose]}
-          </a>
-          <p style={styles.footer}>
-            {freshLinkEmailText.validity(validMinutes)} {freshLinkEmailText.notYou}{' '}
-            <a href={siteUrl} style={styles.footerLink}>
-              {new URL(siteUrl).host}
-            </a>
-          </p>
-        </Container>
-      </Body>
-    </Html>
+    <EmailFrame width="560px">
+      <Brand />
+      <h1 style={styles.heading}>{freshLinkEmailText.heading[purpose]}</h1>
+      <p style={styles.text}>{freshLinkEmailText.body[purpose]}</p>
+      <a href={linkUrl} style={styles.button}>
+        {freshLinkEmailText.button[purpose]}
+      </a>
+      <Footer marginTop="24px">
+        {freshLinkEmailText.validity(validMinutes)} {freshLinkEmailText.notYou} <SiteLink siteUrl={siteUrl} />
+      </Footer>
+    </EmailFrame>
   );
 }
 

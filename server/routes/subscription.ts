@@ -8,7 +8,7 @@ import { createElement as h, type ReactNode } from 'react';
 import { recapSummaries } from '../../content/index.ts';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { SignupMode, Store, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SignupMode, SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
 import type { SubscriberMail } from '../subscriber-mail.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
@@ -16,7 +16,7 @@ import { FRESH_LINK_MINUTES, freshLinkThrottleKey, maskEmail, type LinkPurpose }
 import { page } from './unsubscribe.ts';
 
 export interface SubscriptionOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;
