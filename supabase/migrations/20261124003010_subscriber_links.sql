@@ -144,6 +144,9 @@ begin
 end
 $$;
 
+-- The delete below finds the batches naming an id through this index, not by reading every batch.
+create index if not exists digest_batches_subscriber_ids_idx on public.digest_batches using gin (subscriber_ids);
+
 -- A batch's failure with every mention of these ids and addresses (as they appear in its JSON
 -- text) replaced by 'deleted'.
 create or replace function public.scrub_failure(p_failure jsonb, p_ids text[], p_emails text[])
