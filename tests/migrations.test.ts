@@ -122,6 +122,7 @@ for (const kind of kinds) {
           { relname: 'digest_runs', relrowsecurity: true },
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
+          { relname: 'mail_outbox', relrowsecurity: true },
           { relname: 'signup_rate_limits', relrowsecurity: true },
           { relname: 'subscriber_state_history', relrowsecurity: true },
           { relname: 'subscriber_suppressions', relrowsecurity: true },
@@ -130,6 +131,7 @@ for (const kind of kinds) {
         expect(functions.rows.map((r) => r.proname).sort()).toEqual([
           'acquire_digest_lock',
           'activate_subscriber',
+          'activate_subscriber_welcome',
           'delete_subscriber',
           'digest_batch',
           'digest_content',
@@ -145,6 +147,11 @@ for (const kind of kinds) {
           'digest_write_batch',
           'email_signups_normalise_email',
           'mark_subscriber_left',
+          'outbox_claim',
+          'outbox_enqueue',
+          'outbox_from_signup',
+          'outbox_recent',
+          'outbox_settle',
           'prune_pending_subscribers',
           'record_subscriber_states',
           'release_digest_lock',
@@ -154,6 +161,7 @@ for (const kind of kinds) {
           'signup_rate_limit_peek',
           'signup_rate_limit_reset',
           'signup_subscriber',
+          'signup_subscriber_welcome',
           'subscriber_state_of',
         ]);
       } finally {

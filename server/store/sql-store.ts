@@ -2,6 +2,7 @@
 // on both, so the contract tests prove one implementation twice.
 import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
+import { mailOutboxStore, type MailOutboxStore, type OutboxKind, type OutboxSettlement } from './mail-outbox.ts';
 import { pendingMigrations } from './migrate.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
@@ -95,6 +96,7 @@ const SIGNUP_STATEMENTS_IN_FLIGHT = 1;
 export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
+  private readonly outbox: MailOutboxStore = mailOutboxStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -125,15 +127,16 @@ export class SqlStore implements Store {
 
   signUp(request: SignupRequest): Promise<SignupDecision> {
     // Double mode (and the rarer cases of single mode) need the function's decisions; single
-    // mode's common case, a new address, is group-committed.
-    return request.mode === 'single' ? this.signups.add(request) : this.callSignup(request);
+    // mode's common case, a new address, is group-committed (unless its welcome is to be queued
+    // in the same transaction).
+    return request.mode === 'single' && !request.welcome ? this.signups.add(request) : this.callSignup(request);
   }
 
   /** One signup, decided by the database's signup function (see its migration). */
   private async callSignup(request: SignupRequest): Promise<SignupDecision> {
     const result = await this.run<{ decision: { id: string; outcome: SignupDecision['outcome'] } }>(
-      'select public.signup_subscriber($1, $2, $3, $4, $5::text[]) as decision',
-      [request.email, request.source, request.mode, request.networkHash, [...request.addressHashes]],
+      'select public.signup_subscriber_welcome($1, $2, $3, $4, $5::text[], $6) as decision',
+      [request.email, request.source, request.mode, request.networkHash, [...request.addressHashes], request.welcome === true],
     );
     const { id, outcome } = result.rows[0]!.decision;
     return { subscriberId: String(id), outcome };
@@ -175,10 +178,10 @@ export class SqlStore implements Store {
     return new Map(result.rows.map((row) => [row.email, row.id]));
   }
 
-  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null> {
+  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome = false): Promise<Activation | null> {
     const result = await this.run<{ activation: Activation | null }>(
-      'select public.activate_subscriber($1, $2, $3::text[], $4) as activation',
-      [id, networkHash, ACTIVATE_FROM[how], how === 'confirmation'],
+      'select public.activate_subscriber_welcome($1, $2, $3::text[], $4, $5) as activation',
+      [id, networkHash, ACTIVATE_FROM[how], how === 'confirmation', welcome],
     );
     return result.rows[0]?.activation ?? null;
   }
@@ -393,6 +396,18 @@ export class SqlStore implements Store {
   }
   recentDigestRuns(limit: number) {
     return this.batches.recentDigestRuns(limit);
+  }
+  enqueueMail(kind: OutboxKind, subscriberId: string | null, payload: Record<string, unknown>) {
+    return this.outbox.enqueueMail(kind, subscriberId, payload);
+  }
+  claimMail(limit: number, leaseSeconds: number) {
+    return this.outbox.claimMail(limit, leaseSeconds);
+  }
+  settleMail(id: string, settlement: OutboxSettlement) {
+    return this.outbox.settleMail(id, settlement);
+  }
+  outboxSummary(days: number) {
+    return this.outbox.outboxSummary(days);
   }
 
   async checkReady(): Promise<void> {

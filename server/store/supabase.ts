@@ -6,7 +6,8 @@
 // key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
-import { digestBatchStore } from './digest-batches.ts';
+import { digestBatchStore, type CallFunction } from './digest-batches.ts';
+import { mailOutboxStore, type MailOutboxStore, type OutboxKind, type OutboxSettlement } from './mail-outbox.ts';
 import { loadMigrations } from './migrate.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
@@ -147,11 +148,13 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
   // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
-  private readonly batches: DigestBatchStore = digestBatchStore(async (name, args) => {
+  private readonly call: CallFunction = async (name, args) => {
     const answer = await this.service.rpc(name, args);
     if (answer.error) throw failure(`calling ${name}`, answer);
     return answer.data as unknown;
-  });
+  };
+  private readonly batches: DigestBatchStore = digestBatchStore(this.call);
+  private readonly outbox: MailOutboxStore = mailOutboxStore(this.call);
 
   constructor(
     private readonly service: SupabaseClient,
@@ -166,24 +169,26 @@ class SupabaseStore implements Store {
   async signUp(request: SignupRequest): Promise<SignupDecision> {
     // The database's signup function decides (see its migration); the service key calls it, since
     // the state rules are the server's to apply, not the browser key's.
-    const called = await this.service.rpc('signup_subscriber', {
+    const called = await this.service.rpc('signup_subscriber_welcome', {
       p_email: request.email,
       p_source: request.source,
       p_mode: request.mode,
       p_network_hash: request.networkHash,
       p_address_hashes: [...request.addressHashes],
+      p_welcome: request.welcome === true,
     });
     if (called.error) throw failure('adding a signup', called);
     const decision = called.data as { id: string | number; outcome: SignupDecision['outcome'] };
     return { subscriberId: String(decision.id), outcome: decision.outcome };
   }
 
-  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null> {
-    const called = await this.service.rpc('activate_subscriber', {
+  async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome = false): Promise<Activation | null> {
+    const called = await this.service.rpc('activate_subscriber_welcome', {
       p_id: id,
       p_network_hash: networkHash,
       p_from: [...ACTIVATE_FROM[how]],
       p_confirmation: how === 'confirmation',
+      p_welcome: welcome,
     });
     if (called.error) throw failure('activating a subscriber', called);
     return (called.data as Activation | null) ?? null;
@@ -423,6 +428,18 @@ class SupabaseStore implements Store {
   }
   recentDigestRuns(limit: number) {
     return this.batches.recentDigestRuns(limit);
+  }
+  enqueueMail(kind: OutboxKind, subscriberId: string | null, payload: Record<string, unknown>) {
+    return this.outbox.enqueueMail(kind, subscriberId, payload);
+  }
+  claimMail(limit: number, leaseSeconds: number) {
+    return this.outbox.claimMail(limit, leaseSeconds);
+  }
+  settleMail(id: string, settlement: OutboxSettlement) {
+    return this.outbox.settleMail(id, settlement);
+  }
+  outboxSummary(days: number) {
+    return this.outbox.outboxSummary(days);
   }
 
   async checkReady(): Promise<void> {

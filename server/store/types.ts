@@ -4,6 +4,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { MailOutboxStore } from './mail-outbox.ts';
 
 export type SignupResult = 'subscribed' | 'already_subscribed';
 
@@ -26,6 +27,8 @@ export interface SignupRequest {
   networkHash: string | null;
   /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
   addressHashes: readonly string[];
+  /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
+  welcome?: boolean;
 }
 
 /**
@@ -185,7 +188,7 @@ export interface DigestBatchStore {
   recentDigestRuns(limit: number): Promise<DigestRun[]>;
 }
 
-export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore {
+export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore, MailOutboxStore {
   readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /**
@@ -205,9 +208,10 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
   /**
    * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
    * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
-   * unsubscribed or pending). Null when there is no such subscriber.
+   * unsubscribed or pending). Null when there is no such subscriber. With `welcome`, an address
+   * this makes active has its welcome e-mail queued in the same transaction.
    */
-  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null>;
+  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome?: boolean): Promise<Activation | null>;
 
   /** State, consent record and deliveries of one subscriber; null when there is none. */
   subscriberDetails(id: string): Promise<SubscriberDetails | null>;

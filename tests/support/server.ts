@@ -44,7 +44,8 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
-  server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } }));
+  const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } });
+  server.on('request', app);
   return {
     url,
     store,
@@ -55,6 +56,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await app.outbox.stop();
       if (!options.store) await store.close();
       await rm(dataDir, { recursive: true, force: true });
     },
