@@ -3,7 +3,7 @@
 // CI, which must pass offline.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 interface AuditReport {
   metadata?: { vulnerabilities?: Record<string, number>; dependencies?: { prod?: number; total?: number } };
@@ -55,7 +55,7 @@ ${
   } else {
     body = `**The audit could not run**: ${report.statusCode ? `HTTP ${report.statusCode}, ` : ''}${report.message ?? 'no report'}. The registry this machine reaches does not answer npm's advisory endpoint; rerun where it does.`;
   }
-  await appendResults('Production dependency audit', 'npm run bench -- audit', `\`${command}\`: ${body}`);
+  await recordResults('Production dependency audit', 'npm run bench -- audit', `\`${command}\`: ${body}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runAudit();

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { CLIENT_DIST } from '../server/renderer.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 export async function runBundleReport(): Promise<void> {
   const assets = join(CLIENT_DIST, 'assets');
@@ -20,7 +20,7 @@ export async function runBundleReport(): Promise<void> {
   const firstVisit = sizes.filter((s) => html.includes(s.file));
   const kb = (n: number) => (n / 1024).toFixed(1);
   const weekChunks = sizes.filter((s) => /^\d{4}-\d{2}-\d{2}-/.test(s.file));
-  await appendResults(
+  await recordResults(
     'Client bundle',
     'npm run build && npm run bench -- bundle',
     `First visit (the entry script and stylesheet every page links; no modulepreload, no other static imports): **JS ${kb(firstVisit.filter((s) => s.file.endsWith('.js')).reduce((n, s) => n + s.gzip, 0))} KB gzipped, CSS ${kb(firstVisit.filter((s) => s.file.endsWith('.css')).reduce((n, s) => n + s.gzip, 0))} KB gzipped** (budget 110 KB / 15 KB; tests/bundle-budget.test.ts enforces it in CI).

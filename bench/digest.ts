@@ -6,7 +6,7 @@
 //     per second: total time against the floor N / (100 · R) s (goal ≤ 1.1×).
 // Knobs: DIGEST_BENCH_SIZES and DIGEST_BENCH_RATE_SIZES (default 10000,50000,100000 each),
 // DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
-// DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of appending it to bench/RESULTS.md),
+// DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of writing it to bench/RESULTS.md),
 // DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,11 +16,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const sizes = (name: string, fallback: string) =>
@@ -80,7 +80,7 @@ async function procStatusKb(pid: number, field: string): Promise<number | null> 
 function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number }> {
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'jobs/digest-cli.ts', '--json', '--recap', recap], {
+  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'bin/digest.ts', '--json', '--recap', recap], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -206,7 +206,7 @@ export async function runDigestBench(): Promise<void> {
     const maxQueries = Math.max(...free.map((r) => r.transactions / r.n));
     const worstRatio = Math.max(...limited.map((r) => r.report.durationMs / 1000 / floor(r.n)));
     const command = `npm run bench -- digest${process.env.DIGEST_BENCH_SIZES ? ` (DIGEST_BENCH_SIZES=${process.env.DIGEST_BENCH_SIZES})` : ''}${process.env.DIGEST_BENCH_RATE_SIZES ? ` (DIGEST_BENCH_RATE_SIZES=${process.env.DIGEST_BENCH_RATE_SIZES})` : ''}`;
-    await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : appendResults)(
+    await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : recordResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
       `\`npm run digest -- --json --recap WEEK\` as a child process (V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.

@@ -1,4 +1,4 @@
-// `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all) and appends their figures
+// `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all) and writes their figures
 // to bench/RESULTS.md. Not part of CI: load and Lighthouse runs need the machine to themselves.
 export {};
 

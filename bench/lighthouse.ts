@@ -6,7 +6,7 @@ import lighthouse from 'lighthouse';
 import desktopConfig from 'lighthouse/core/config/desktop-config.js';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../tests/support/browser.ts';
 import { startTestServer } from '../tests/support/server.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const PAGES = ['/', '/archive', '/weekly-recap-july-14'];
 const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 3);
@@ -69,7 +69,7 @@ export async function runLighthouse(): Promise<void> {
     chrome.kill();
     await server.close();
   }
-  await appendResults(
+  await recordResults(
     'Lighthouse (median of 3)',
     'npm run bench -- lighthouse',
     `Lighthouse ${(await import('lighthouse/package.json', { with: { type: 'json' } })).default.version} with Debian Chromium (${CHROMIUM_PATH}), the production build served on loopback (simulated throttling, Lighthouse's defaults per form factor).

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { sitePaths } from '../server/app.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const TOTAL = Number(process.env.BENCH_MEMORY_REQUESTS ?? 100_000);
 const SAMPLE_EVERY = 10_000;
@@ -97,7 +97,7 @@ export async function runMemoryBench(): Promise<void> {
     const last = samples.at(-1)!;
     const peak = Math.max(...samples.map((s) => s.rss));
     const signed = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
-    await appendResults(
+    await recordResults(
       `Server memory over ${TOTAL.toLocaleString('en')} page requests`,
       'npm run bench -- memory',
       `The production build (bench/support/bench-server.ts: PGlite, request logging into a null sink) in a child process; autocannon with ${CONNECTIONS} connections cycles through ${requests.length} requests: the ${sitePaths().size} pages, three per-request renders (\`?signup=…\`), a new unknown path and a new query string every time, the RSS feed, the sitemap and /healthz. The server reports its RSS as the load left it, then runs a full garbage collection (\`--expose-gc\`) and reports the V8 heap in use and the RSS again: after a 2,000-request warm-up and after every ${SAMPLE_EVERY.toLocaleString('en')}. The RSS includes PGlite's WebAssembly memory.

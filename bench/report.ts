@@ -11,7 +11,7 @@ import { gatherReport } from '../jobs/report/gather.ts';
 import { renderReportHtml } from '../jobs/report/render.tsx';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 100_000);
 const SIGNUPS = Number(process.env.BENCH_SIGNUPS ?? 20_000);
@@ -89,7 +89,7 @@ export async function runReportBench(): Promise<void> {
 
     const on = median(signupMs.on);
     const off = median(signupMs.off);
-    await appendResults(
+    await recordResults(
       'Operator report at 100,000 subscribers; cost of the state-history trigger on signups',
       'npm run bench -- report',
       `PostgreSQL (own throwaway server, default settings). The machine is shared with other helpers' test runs while this ran, so the absolute times are noisy; the ratio compares runs made side by side.

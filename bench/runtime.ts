@@ -7,7 +7,7 @@
 //   npm run bench -- runtime
 // Knobs: BENCH_RUNTIME_REQUESTS (default 50000), BENCH_RUNTIME_DIGEST (subscribers, default 100000;
 // 0 skips it), BENCH_RUNTIME_STORES (PostgreSQL,PGlite), BENCH_RUNTIME_NODE_FLAGS (instead of the
-// start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print instead of appending to bench/RESULTS.md).
+// start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { sitePaths } from '../server/app.ts';
 import { startFakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
 import { freePort } from '../tests/support/ports.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = 'dist/bin/server.js';
@@ -324,7 +324,7 @@ Production dependencies installed (\`npm ci\` of package.json + lock into an emp
 
 ${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (resourceUsage().maxRSS) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
-    else await appendResults('Runtime: compiled server, memory, start-up, install size', 'npm run bench -- runtime', body);
+    else await recordResults('Runtime: compiled server, memory, start-up, install size', 'npm run bench -- runtime', body);
   } finally {
     await postgres.destroy();
     rmSync(dataDir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { freePort } from '../tests/support/ports.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 import { makeScaledCopy, REPO_ROOT, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
 
 const run = promisify(execFile);
@@ -94,7 +94,7 @@ async function startServer(copy: ScaledCopy, dataDir: string) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
     cwd: copy.root,
     env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL: base, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -208,7 +208,7 @@ export async function runScaleBench(): Promise<void> {
     return `| ${page.type} (${other.path}) | ${kb(page.jsGzip)} | ${kb(other.jsGzip)} | ${other.jsGzip - page.jsGzip} B | ${kb(page.htmlBytes)} / ${kb(page.htmlGzip)} | ${kb(other.htmlBytes)} / ${kb(other.htmlGzip)} |`;
   });
   const s = (ms: number) => (ms / 1000).toFixed(2);
-  await appendResults(
+  await recordResults(
     `Scale: 24 weeks and ${large} weeks`,
     `npm run bench -- scale   (SCALE_WEEKS=${large})`,
     `Each size in its own temporary copy of the repository (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), on a machine shared with other helpers' test runs while measuring (timings carry that noise; sizes do not).

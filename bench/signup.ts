@@ -20,7 +20,7 @@ import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -246,7 +246,7 @@ export async function runSignupBench(): Promise<{ ratio: number }> {
   const summary = (label: string, c: Comparison) =>
     `| ${label} | ${c.app.rps.toFixed(0)} | ${c.app.p50.toFixed(1)} | ${c.app.p99.toFixed(1)} | ${c.app.cpuUs!.toFixed(0)} | ${c.raw.rps.toFixed(0)} | ${c.raw.p50.toFixed(1)} | ${c.raw.p99.toFixed(1)} | ${c.raw.cpuUs!.toFixed(0)} | **${c.ratio.toFixed(2)}** | ${c.healthz.rps.toFixed(0)} | ${c.healthz.cpuUs!.toFixed(0)} |`;
   const ceiling = postgres.app.rps / postgres.healthz.rps;
-  await appendResults(
+  await recordResults(
     'Signup throughput: POST /api/subscribe vs raw single-row INSERTs',
     'npm run bench -- signup',
     `Each signup is a new address (201). The app (production build, request logging into a null sink, rate limit off) runs in a child process; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw. ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).

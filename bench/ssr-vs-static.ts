@@ -5,7 +5,7 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { appendResults } from './support/results.ts';
+import { recordResults } from './support/results.ts';
 
 const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -52,7 +52,7 @@ export async function runSsrVsStatic(): Promise<{ ratio: number }> {
       console.error(`round ${round}/${ROUNDS}: SSR ${a.rps.toFixed(0)} req/s, static ${b.rps.toFixed(0)} req/s`);
     }
     const ratio = median(ssr) / median(stat);
-    await appendResults(
+    await recordResults(
       'SSR path vs express.static (same recap page, same process)',
       'npm run bench -- ssr',
       `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store.

@@ -1,6 +1,6 @@
 // `npm run validate-content`: refreshes the registry of week files, checks every recap and prints
 // each problem with its file and field, then renders each recap's e-mail and runs the pre-send
-// checks on it (jobs/presend-checks.ts) with this environment's SITE_URL. Exits 1 when anything
+// checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL. Exits 1 when anything
 // is wrong; a warning (a long subject) is printed but does not fail.
 import { writeRegistry } from './recap-registry.ts';
 
@@ -20,7 +20,7 @@ try {
 const [{ ConfigError, parseConfig }, { readDotEnv }, { checkRecap }] = await Promise.all([
   import('../server/config.ts'),
   import('../server/startup.ts'),
-  import('../jobs/digest-presend.ts'),
+  import('../jobs/digest/presend.ts'),
 ]);
 readDotEnv();
 let config;

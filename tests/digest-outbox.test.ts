@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
@@ -30,7 +30,7 @@ interface CliResult {
 }
 
 function runCli(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/digest.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: SECRET, SITE_URL, DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -28,7 +28,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'generated-weeks-data-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  server = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
     cwd: copy.root,
     env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -109,7 +109,7 @@ describe(`a copy with ${TOTAL_WEEKS} weeks`, () => {
   it('links the Monday e-mail of 2026-02-02 to its page', async () => {
     // Its own data folder: the running server holds the embedded database of the other.
     const digestData = join(dataDir, 'digest');
-    const { stdout } = await copy.node(['jobs/digest-cli.ts', '--recap', FIRST_SYNTHETIC_WEEK, '--to', 'reader@example.com'], {
+    const { stdout } = await copy.node(['bin/digest.ts', '--recap', FIRST_SYNTHETIC_WEEK, '--to', 'reader@example.com'], {
       DATA_DIR: digestData,
       SITE_URL,
       NODE_ENV: 'development',

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadMigrations, migrate, pendingMigrations, type Migration } from '../server/store/migrate.ts';
+import { loadMigrations, migrate, MigrationLockTimeoutError, pendingMigrations, type Migration } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient, SqlExecutor } from '../server/store/sql-client.ts';
@@ -255,6 +255,35 @@ for (const kind of kinds) {
       }
     });
 
+    it('merge rows that differ only in case into the most recent intent: a later active signup beats an older unsubscribe', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
+          insert into public.email_signups (id, email, created_at) values
+            ('00000000-0000-4000-8000-00000000000a', 'Foo@x.com', '2025-01-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-00000000000b', 'foo@x.com', '2025-06-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-00000000000c', 'Bar@x.com', '2025-01-01T00:00:00Z'),
+            ('00000000-0000-4000-8000-00000000000d', 'bar@x.com', '2025-02-01T00:00:00Z');`);
+        await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+        // Foo left in February, then signed up again as foo in June: the June intent (active) wins.
+        // bar signed up in February and its older Bar copy unsubscribed in May: unsubscribed wins.
+        await client.exec(`update public.email_signups set unsubscribed_at = '2025-02-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
+                             where id = '00000000-0000-4000-8000-00000000000a';
+                           update public.email_signups set unsubscribed_at = '2025-05-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
+                             where id = '00000000-0000-4000-8000-00000000000c';`);
+        await migrate(client);
+        const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
+          'select id::text, email, status, created_at from public.email_signups order by email',
+        );
+        expect(rows.rows).toEqual([
+          { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
+          { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
+        ]);
+      } finally {
+        await drop();
+      }
+    });
+
     it('give an old table without a unique e-mail the unique index signup relies on', async () => {
       const { client, drop } = await kind.create();
       try {
@@ -284,6 +313,42 @@ for (const kind of kinds) {
     });
   });
 }
+
+describe.skipIf(postgresUrl === null)('A migration that cannot lock a busy table', () => {
+  it('gives up after lock_timeout with "table busy, try again", applies nothing, and succeeds once the table is free', async () => {
+    const db = await createTestDatabase();
+    const client = createPgClient(db.url, { max: 1 });
+    const reader = createPgClient(db.url, { max: 1 });
+    try {
+      await migrate(client);
+      const extra: Migration = { version: '29991231000000', name: 'extra_column', sql: 'alter table public.email_signups add column extra text;' };
+      // A long transaction that read the table: ALTER TABLE has to wait for it.
+      let finish!: () => void;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const reading = reader.transaction(async (tx) => {
+        await tx.query('select count(*) from public.email_signups');
+        holding();
+        await finished;
+      });
+      await held;
+      const started = Date.now();
+      const error = await migrate(client, [...migrations, extra], { lockTimeoutMs: 300 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationLockTimeoutError);
+      expect((error as Error).message).toContain('Migration 29991231000000 could not lock a table within 0.3 s: the table is busy, try again.');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await pendingMigrations(client, [...migrations, extra])).toEqual(['29991231000000']);
+      finish();
+      await reading;
+      expect(await migrate(client, [...migrations, extra], { lockTimeoutMs: 300 })).toEqual(['29991231000000']);
+    } finally {
+      await reader.close();
+      await client.close();
+      await db.drop();
+    }
+  });
+});
 
 describe('The embedded store opens an old data directory', () => {
   let dataDir: string;
@@ -335,7 +400,7 @@ describe.skipIf(!postgresUrl)('npm run db:migrate', () => {
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'server/cli/migrate.ts'],
+        ['--import', 'tsx', 'bin/migrate.ts'],
         { cwd: fileURLToPath(new URL('..', import.meta.url)), env: { PATH: process.env.PATH, NODE_ENV: 'test', DATA_DIR: tmpdir(), ...env }, timeout: 60_000 },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );

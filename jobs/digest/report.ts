@@ -1,9 +1,8 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
+import { plural } from '../../content/text.ts';
 import type { DigestRun, DigestRunKind, Store } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
-
-export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 export type DigestOutcome =
   | 'sent'

@@ -2,7 +2,7 @@
 // styles in the head. No script, no font, image or stylesheet from anywhere: the file reads the
 // same opened from disk, mailed as an attachment or offline.
 import type { ReactNode } from 'react';
-import type { CheckResult } from '../presend-checks.ts';
+import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
 

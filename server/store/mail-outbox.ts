@@ -2,7 +2,9 @@
 // supabase/migrations/20261124002000_mail_outbox.sql (called by name, like digest-batches.ts), so
 // every backend claims, settles and counts the same way.
 import { z } from 'zod';
-import type { CallFunction } from './digest-batches.ts';
+
+/** Calls `public.<name>(key := value, …)` (digest-batches.ts's CallFunction; restated here, as types.ts imports this module). */
+type CallFunction = (name: string, args: Record<string, unknown>) => Promise<unknown>;
 
 export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];

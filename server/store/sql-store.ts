@@ -4,6 +4,7 @@ import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { mailOutboxStore, type MailOutboxStore, type OutboxKind, type OutboxSettlement } from './mail-outbox.ts';
 import { pendingMigrations } from './migrate.ts';
+import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
@@ -97,6 +98,7 @@ export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
   private readonly outbox: MailOutboxStore = mailOutboxStore((name, args) => this.callFunction(name, args));
+  private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -208,9 +210,8 @@ export class SqlStore implements Store {
     return result.rows[0]?.status ?? null;
   }
 
-  async prunePending(days: number): Promise<number> {
-    const result = await this.run<{ n: number }>('select public.prune_pending_subscribers($1) as n', [Math.round(days)]);
-    return result.rows[0]?.n ?? 0;
+  prunePending(days: number) {
+    return this.pending.prunePending(days);
   }
 
   async releaseConfirmation(id: string): Promise<void> {

@@ -6,9 +6,10 @@
 // key is only checked to be one. Migrations are not run from here (REST cannot run DDL): the
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
-import { digestBatchStore, type CallFunction } from './digest-batches.ts';
+import { digestBatchStore } from './digest-batches.ts';
 import { mailOutboxStore, type MailOutboxStore, type OutboxKind, type OutboxSettlement } from './mail-outbox.ts';
 import { loadMigrations } from './migrate.ts';
+import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
 import { reportSnapshotSchema, type EmailEvent, type ReportSnapshot } from './report-types.ts';
 import { normalizeEmail } from '../../content/email-address.ts';
@@ -148,19 +149,22 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 class SupabaseStore implements Store {
   readonly backend = 'supabase' as const;
   // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
-  private readonly call: CallFunction = async (name, args) => {
-    const answer = await this.service.rpc(name, args);
-    if (answer.error) throw failure(`calling ${name}`, answer);
-    return answer.data as unknown;
-  };
-  private readonly batches: DigestBatchStore = digestBatchStore(this.call);
-  private readonly outbox: MailOutboxStore = mailOutboxStore(this.call);
+  private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
+  private readonly outbox: MailOutboxStore = mailOutboxStore((name, args) => this.callFunction(name, args));
+  private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
 
   constructor(
     private readonly service: SupabaseClient,
     private readonly migrationVersions: readonly string[],
     private readonly closing: AbortController,
   ) {}
+
+  /** `public.<name>(…)` over rpc: the store operations that are SQL functions (CallFunction). */
+  private async callFunction(name: string, args: Record<string, unknown>): Promise<unknown> {
+    const answer = await this.service.rpc(name, args);
+    if (answer.error) throw failure(`calling ${name}`, answer);
+    return answer.data as unknown;
+  }
 
   async addSignup(email: string, source: string | null): Promise<SignupResult> {
     return singleModeResult(await this.signUp({ email, source, mode: 'single', networkHash: null, addressHashes: [] }));
@@ -211,10 +215,8 @@ class SupabaseStore implements Store {
     return (called.data as SubscriberStatus | null) ?? null;
   }
 
-  async prunePending(days: number): Promise<number> {
-    const called = await this.service.rpc('prune_pending_subscribers', { p_days: Math.round(days) });
-    if (called.error) throw failure('removing unconfirmed signups', called);
-    return Number(called.data ?? 0);
+  prunePending(days: number) {
+    return this.pending.prunePending(days);
   }
 
   async releaseConfirmation(id: string): Promise<void> {

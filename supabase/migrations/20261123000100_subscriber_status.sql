@@ -31,8 +31,11 @@ alter table public.email_signups alter column status_changed_at set default now(
 alter table public.email_signups alter column status_changed_at set not null;
 
 -- Old rows that differ only in case or surrounding spaces are one address: merged into the row
--- with the stricter state (complained > bounced > unsubscribed > active > pending, then the
--- earliest), which keeps the earliest signup time and every ledger row of the others.
+-- with the most recent intent, which keeps the earliest signup time and every ledger row of the
+-- others. A complaint or a hard bounce is the provider's word, not an intent, and wins whenever
+-- it came (complained > bounced); otherwise the row whose state changed last wins, so an old
+-- unsubscribed `Foo@x.com` yields to a later active `foo@x.com` and a later unsubscribe to an
+-- older signup (issue 22; it used to keep unsubscribed over active regardless of time).
 drop table if exists pg_temp.signup_merge;
 -- A temporary table (dropped below), not ON COMMIT DROP: a tool that runs the file outside a
 -- transaction would lose it after the first statement.
@@ -47,8 +50,8 @@ create temporary table signup_merge as
     where email is not null
     window w as (
       partition by lower(btrim(email))
-      order by case status when 'complained' then 0 when 'bounced' then 1 when 'unsubscribed' then 2 when 'active' then 3 else 4 end,
-               created_at, id::text
+      order by case status when 'complained' then 0 when 'bounced' then 1 else 2 end,
+               status_changed_at desc, created_at, id::text
     )
   ) ranked
   where copies > 1;

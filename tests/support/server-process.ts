@@ -1,4 +1,4 @@
-// The real server as a child process (`node --import tsx server/main.ts`), for tests that stop it
+// The real server as a child process (`node --import tsx bin/server.ts`), for tests that stop it
 // the way a deploy or a crash does (SIGTERM, SIGKILL) and start it again on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -15,7 +15,7 @@ export interface ServerProcess {
 }
 
 export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 // Part of the Monday job: double opt-in signups that were never confirmed are removed after
 // PENDING_DAYS. Nothing was ever sent to them but the confirmation, so nothing else is lost, and
 // an address someone else typed in does not sit on our list for ever.
-import type { Store } from '../server/store/types.ts';
+import type { Store } from '../../server/store/types.ts';
 
 export const PENDING_DAYS = 30;
 

@@ -9,11 +9,11 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { emailProblem, normalizeEmail } from '../../content/email-address.ts';
-import { ConfigError, parseConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
-import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store } from '../store/types.ts';
-import { subscriberKeys, type SubscriberKeys } from '../subscriber-keys.ts';
+import { emailProblem, normalizeEmail } from '../content/email-address.ts';
+import { ConfigError, parseConfig } from '../server/config.ts';
+import { openStore } from '../server/store/index.ts';
+import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store } from '../server/store/types.ts';
+import { subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
 

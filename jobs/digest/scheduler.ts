@@ -2,14 +2,14 @@
 // on DIGEST_CRON in DIGEST_TZ. noOverlap keeps a slow run from being joined by the next tick; the
 // lease in the database does the same across processes and replicas.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Recap } from '../content/schema.ts';
-import type { Logger } from '../server/logger.ts';
-import type { Mailer } from '../server/mail/types.ts';
-import type { Store } from '../server/store/types.ts';
+import type { Recap } from '../../content/schema.ts';
+import type { Logger } from '../../server/logger.ts';
+import type { Mailer } from '../../server/mail/types.ts';
+import type { Store } from '../../server/store/types.ts';
 import { prunePendingSignups } from './prune-pending.ts';
-import { presendHook } from './digest-presend.ts';
-import { reportFields } from './digest/report.ts';
-import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
+import { presendHook } from './presend.ts';
+import { reportFields } from './report.ts';
+import { runWeeklyDigest, type DigestReport } from './run.ts';
 
 export interface SchedulerOptions {
   cron: string;

@@ -10,20 +10,21 @@
 //   still remembers that key (24 h); later it marks it unknown and says how to settle it.
 // - The ledger and open batches keep everyone already served or in flight out of new batches.
 // - The lease keeps a second process from sending the same recap at the same time.
-import { prepareDigest } from '../emails/render-digest.ts';
-import type { Recap } from '../content/schema.ts';
-import type { Mailer } from '../server/mail/types.ts';
-import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../server/store/types.ts';
-import { digestContentOf, messageFrom } from './digest/content.ts';
-import { candidateGroups, DEFAULT_PAGE_SIZE } from './digest/plan.ts';
-import { chooseRecap, isoDateIn, type RecapRef } from './digest/recap.ts';
-import { DEFAULT_LEASE_MS, SendingLease } from './digest/lease.ts';
-import { closingReport, plural, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './digest/report.ts';
-import { sendAndRecord, settleOpenBatches, type BatchContext } from './digest/send-batch.ts';
+import { prepareDigest } from '../../emails/render-digest.ts';
+import type { Recap } from '../../content/schema.ts';
+import { plural } from '../../content/text.ts';
+import type { Mailer } from '../../server/mail/types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../../server/store/types.ts';
+import { digestContentOf, messageFrom } from './content.ts';
+import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
+import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
+import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
+import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './report.ts';
+import { sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
 
 export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
-export { findRecapIn } from './digest/recap.ts';
+export { findRecapIn } from './recap.ts';
 export type { DigestOutcome, DigestReport, RecapRef };
 
 export interface DigestLog {
@@ -53,7 +54,7 @@ export interface DigestOptions {
   siteUrl: string;
   unsubscribeSecret: string;
   mode: 'scheduled' | 'manual';
-  /** `2025-07-14` or its path; the newest recap whose date has come when absent. */
+  /** `2025-07-14` or its path; the newest public recap when absent. */
   recapWeek?: string;
   /** Render and count, send nothing, touch no ledger and take no lease. */
   dryRun?: boolean;
@@ -125,7 +126,7 @@ async function runChosen(run: Run): Promise<DigestReport> {
   const { options } = run;
   const chosen = chooseRecap({
     recaps: options.recaps,
-    today: isoDateIn(options.now, options.timezone ?? 'UTC'),
+    publication: { now: options.now, timeZone: options.timezone ?? 'UTC' },
     recapWeek: options.recapWeek,
     scheduled: options.mode === 'scheduled',
     preview: options.dryRun ?? false,

@@ -6,7 +6,7 @@ import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
-import type { DigestProgress, DigestReport } from './weekly-digest.ts';
+import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 const HISTORY_ROWS = 20;
@@ -15,13 +15,13 @@ const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] 
        npm run digest -- --history [--json]
        npm run digest -- --settle BATCH send|skip
 
-Sends the newest recap whose date has come to every active subscriber who does not have it yet.
+Sends the newest public recap (from its date at 09:00 in DIGEST_TZ) to every active subscriber who does not have it yet.
 Run it again at any time: whoever already has the recap is skipped.
 
   --dry-run      render and count the e-mails; send nothing, record nothing
   --recap WEEK   send this week instead of the newest: a date such as ${recaps[0]?.date ?? '2025-07-14'}
                  or its path such as ${recaps[0]?.path ?? '/weekly-recap-july-14'}
-  --to EMAIL     send one test copy to EMAIL only; subscribers and the ledger are untouched
+  --to EMAIL     send one test copy to EMAIL only (a coming week too); subscribers and the ledger are untouched
   --json         print the final report as JSON on stdout
   --timeout SECONDS
                  abandon a provider request with no answer after this long and retry it with
@@ -135,9 +135,9 @@ async function main() {
   const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }, { presendHook }] = await Promise.all([
     import('../server/mail/index.ts'),
     import('../server/store/index.ts'),
-    import('./weekly-digest.ts'),
-    import('./prune-pending.ts'),
-    import('./digest-presend.ts'),
+    import('../jobs/digest/run.ts'),
+    import('../jobs/digest/prune-pending.ts'),
+    import('../jobs/digest/presend.ts'),
   ]);
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
@@ -154,7 +154,7 @@ async function main() {
   }
 
   if (args.history) {
-    const { historyTable } = await import('./digest/report.ts');
+    const { historyTable } = await import('../jobs/digest/report.ts');
     try {
       const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
       if (args.json) console.log(JSON.stringify({ runs, openBatches: open }));
@@ -179,7 +179,7 @@ async function main() {
   );
 
   if (args.settle) {
-    const { settleBatch } = await import('./digest/settle.ts');
+    const { settleBatch } = await import('../jobs/digest/settle.ts');
     let result;
     try {
       result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });

@@ -1,0 +1,17 @@
+// Monday's clean-up of double opt-in signups that were never confirmed, over the SQL function of
+// supabase/migrations/20261124005010_pending_expires_after_last_confirmation.sql: every backend
+// calls it by name (CallFunction), so the rule of when a pending row expires exists once, in SQL.
+import type { CallFunction } from './digest-batches.ts';
+
+export interface PendingSignupStore {
+  /** Removes pending rows whose signup and last confirmation e-mail are both older than `days`; says how many. */
+  prunePending(days: number): Promise<number>;
+}
+
+export function pendingSignupStore(call: CallFunction): PendingSignupStore {
+  return {
+    async prunePending(days) {
+      return Number((await call('prune_pending_subscribers', { p_days: Math.round(days) })) ?? 0);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// The two SQL backends (PGlite and PostgreSQL), each a fresh migrated database with the store AND a
+// direct SQL connection to it, for tests that must shape rows the way time or another writer would
+// (age a pending signup by 29 days) on the embedded database too, where store-backends.ts offers
+// no second connection (PGlite has exactly one owner; here the store and the test share it).
+import { PGlite } from '@electric-sql/pglite';
+import { migrate } from '../../server/store/migrate.ts';
+import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
+import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
+import { SqlStore } from '../../server/store/sql-store.ts';
+import { createTestDatabase, postgresUrl } from './postgres.ts';
+
+/** A raw in-memory PGlite as a SqlClient. */
+export function pgliteClient(db: PGlite = new PGlite()): SqlClient {
+  const executor = (target: Pick<PGlite, 'query' | 'exec'>): SqlExecutor => ({
+    async query<Row>(sql: string, params: unknown[] = []) {
+      const result = await target.query<Row>(sql, params);
+      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+    },
+    async exec(sql: string) {
+      await target.exec(sql);
+    },
+  });
+  return { ...executor(db), transaction: (work) => db.transaction((tx) => work(executor(tx))), close: () => db.close() };
+}
+
+export interface OpenedSqlBackend {
+  store: SqlStore;
+  sql: SqlClient;
+  cleanup(): Promise<void>;
+}
+
+export const sqlBackends = [
+  {
+    name: 'PGlite',
+    available: true,
+    async open(): Promise<OpenedSqlBackend> {
+      const client = pgliteClient();
+      await migrate(client);
+      const store = new SqlStore('pglite', client);
+      return { store, sql: client, cleanup: () => store.close() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    available: postgresUrl !== null,
+    async open(): Promise<OpenedSqlBackend> {
+      const db = await createTestDatabase();
+      const store = await openPostgresStore(db.url, { max: 4 });
+      const sql = createPgClient(db.url, { max: 2 });
+      return {
+        store,
+        sql,
+        async cleanup() {
+          await store.close();
+          await sql.close();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
