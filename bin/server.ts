@@ -79,6 +79,8 @@ async function start() {
       unsubscribeSecret: config.unsubscribeSecret,
       production: config.env === 'production',
       logger,
+      resume: { firstMs: config.digest.resumeFirstSeconds * 1000, maxMs: config.digest.resumeMaxSeconds * 1000 },
+      operatorEmail: config.operatorEmail,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
   }

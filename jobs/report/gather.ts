@@ -1,6 +1,7 @@
 // The figures of the operator's report, gathered once: the store's snapshot (weekly states,
 // signups, sources, sends), each send's rates against the 0.3 % line, and what the next scheduled
 // run would do, with the pre-send checks on the recap it would send.
+import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
 import { createTask } from 'node-cron';
 import { daysBetween, formatWeekDate } from '../../content/dates.ts';
 import { isPublic } from '../../content/publication.ts';
@@ -57,7 +58,12 @@ export interface ReportData {
   totals: Record<State, number>;
   sends: SendRow[];
   nextRun: NextRun;
+  /** The mail outbox (confirmations, welcomes, notices) of the last OUTBOX_DAYS days. */
+  outbox: OutboxSummary;
 }
+
+/** The report shows the mail outbox of the last week. */
+export const OUTBOX_DAYS = 7;
 
 export interface GatherOptions {
   store: Store;
@@ -127,5 +133,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     bounceRate: rate(send.bounced, send.sent),
     complaintRate: rate(send.complained, send.sent),
   }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active) };
+  const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), outbox };
 }
