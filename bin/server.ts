@@ -49,6 +49,8 @@ async function start() {
     renderer,
     logger,
     assets: dev ? { kind: 'middleware', handler: dev.middleware } : { kind: 'static', dir: CLIENT_DIST },
+    // A week turns public at its time (its date at 09:00 in DIGEST_TZ), decided per request.
+    publishing: { recaps, clock: () => new Date(), timeZone: config.digest.timezone },
   });
 
   const server = app.listen(config.port, config.host, () => {

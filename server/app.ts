@@ -5,16 +5,16 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { recaps, recapSummaries } from '../content/index.ts';
-import { createPageData } from '../content/page-data.ts';
+import { recaps } from '../content/index.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
-import type { Config } from './config.ts';
+import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
-import { createPageServer, type Renderer } from './render.ts';
-import { feedsRouter } from './routes/feeds.ts';
-import { pageDataRouter } from './routes/page-data.ts';
+import type { Renderer } from './render.ts';
+import { pathsOf, publicSite } from './public-site.ts';
+import type { Publishing } from './published-site.ts';
+import { previewRouter } from './routes/preview.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
@@ -24,6 +24,7 @@ import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
 import { subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
+import { isPublic } from '../content/publication.ts';
 import { signupService } from './signup.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
 
@@ -47,24 +48,32 @@ export interface AppDeps {
   mailer?: Mailer;
   /** The outbox worker to wake after a signup; made (and started) from the store and mailer when not given. */
   outbox?: OutboxWorker;
+  /**
+   * Which weeks exist and when each becomes public (server/published-site.ts): the content's
+   * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
+   */
+  publishing?: Publishing;
 }
 
-/** Every page path the site has: home, archive, about and one per recap. */
+/** Every page path the site has once every week is public: home, archive, about and one per recap. */
 export function sitePaths(): ReadonlySet<string> {
-  return new Set(['/', '/archive', '/about', ...recapSummaries.map((summary) => summary.path)]);
+  return pathsOf(recaps);
 }
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
 export function createApp(deps: AppDeps) {
   const { config, store, renderer, logger, assets } = deps;
+  const publishing = deps.publishing ?? { recaps, clock: () => new Date(), timeZone: 'UTC' };
   const app = express();
+  const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
+  const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
   const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
   const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
-  const outbox = deps.outbox ?? appOutbox(deps);
+  const outbox = deps.outbox ?? appOutbox(deps, publishing);
   const signup = signupService({ store, mode: config.signupConfirmation ?? 'single', welcome: config.welcomeEmail === true, keys, outbox });
   const production = config.env === 'production';
-  const knownPaths = sitePaths();
+  const knownPaths = pathsOf(publishing.recaps);
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
@@ -173,9 +182,9 @@ export function createApp(deps: AppDeps) {
     sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
-  app.use(feedsRouter({ siteUrl: config.siteUrl }));
-  const { source: pageData } = createPageData(recaps);
-  app.use(pageDataRouter(pageData));
+  app.use(site.feeds);
+  app.use(site.pageData);
+  app.use(site.shareCards);
 
   if (assets.kind === 'static') {
     app.use(
@@ -206,20 +215,18 @@ export function createApp(deps: AppDeps) {
     next();
   });
 
-  const servePage = createPageServer({
-    renderer,
-    siteUrl: config.siteUrl,
-    knownPaths,
-    pageData,
-    onRenderError: (error) => logger.error({ err: error }, 'page render failed'),
-  });
-  app.get('/{*path}', async (req, res, next) => {
-    try {
-      await servePage(req, res);
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.use(
+    previewRouter({
+      publicSite: site,
+      publishing,
+      renderer,
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
+      onRenderError,
+    }),
+  );
+  app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
     res.status(405).set('Allow', 'GET, HEAD').type('text').send('This address only answers GET and HEAD requests.');
   });
@@ -233,7 +240,8 @@ export function createApp(deps: AppDeps) {
  * The outbox worker of an app given none: polls the store and sends through the given mailer, or
  * one made from config.mailer with the outbox's own short per-claim policy.
  */
-function appOutbox({ config, store, logger, mailer }: AppDeps): OutboxWorker {
+function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publishing): OutboxWorker {
+  const newestFirst = [...publishing.recaps].sort((a, b) => b.date.localeCompare(a.date));
   let made: Promise<Mailer> | undefined;
   const worker = createOutboxWorker({
     store,
@@ -243,7 +251,12 @@ function appOutbox({ config, store, logger, mailer }: AppDeps): OutboxWorker {
       made ??= createMailer(config.mailer, { policy: OUTBOX_DELIVERY_POLICY });
       return made;
     },
-    compose: subscriberMail({ siteUrl: config.siteUrl, secret: config.unsubscribeSecret }),
+    compose: subscriberMail({
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      // The newest week public when the welcome was queued, in DIGEST_TZ as the site says.
+      newestRecap: (at) => newestFirst.find((recap) => isPublic(recap, { now: at, timeZone: publishing.timeZone })),
+    }),
     log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
     ...config.outbox,
   });

@@ -39,6 +39,12 @@ export interface PageServerOptions {
   /** The route loaders' data, read from the content. */
   pageData: PageDataSource;
   onRenderError: (error: unknown) => void;
+  /**
+   * A preview of a coming week: every page is rendered per request, kept out of every cache and
+   * index (`Cache-Control: private, no-store`, `X-Robots-Tag` and meta robots `noindex`), with this
+   * HTML shown above the page.
+   */
+  preview?: { banner: string };
 }
 
 const NOT_FOUND_KEY = 'not-found';
@@ -50,7 +56,42 @@ function pickEncoding(req: ExpressRequest, brotliReady: boolean): 'br' | 'gzip' 
   return accepted === 'br' || accepted === 'gzip' ? accepted : null;
 }
 
-export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError }: PageServerOptions) {
+/** A rendered page as it is kept: its ETag and its body, plain, gzipped and (soon) in brotli. */
+function cachedPage(status: number, identity: Buffer): CachedPage {
+  const page: CachedPage = {
+    status,
+    etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 32)}"`,
+    identity,
+    gzip: gzipSync(identity, { level: 9 }),
+    brotli: null,
+  };
+  // Brotli at its best quality takes 130–200 ms for a page on our two cores, against under 1 ms
+  // for gzip: done inline it delayed every page's first answer after a start by that much and
+  // held the event loop meanwhile. On the thread pool, after the first (gzipped) answer.
+  brotliCompress(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }, (error, compressed) => {
+    if (!error) page.brotli = compressed;
+  });
+  return page;
+}
+
+function sendCached(req: ExpressRequest, res: ExpressResponse, page: CachedPage) {
+  res.status(page.status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('ETag', page.etag);
+  res.setHeader('Vary', 'Accept-Encoding');
+  if (page.status === 200 && req.headers['if-none-match'] === page.etag) {
+    res.status(304).end();
+    return;
+  }
+  const encoding = pickEncoding(req, page.brotli !== null);
+  const body = encoding === 'br' ? page.brotli! : encoding === 'gzip' ? page.gzip : page.identity;
+  if (encoding) res.setHeader('Content-Encoding', encoding);
+  res.setHeader('Content-Length', body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError, preview }: PageServerOptions) {
   const cache = new Map<string, Promise<CachedPage>>();
 
   async function renderDocument(requestUrl: string, waitForAll: boolean, signal: AbortSignal) {
@@ -60,10 +101,12 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
       renderer.template(url.pathname),
     ]);
     const parts = splitTemplate(template);
-    const head = renderHead(result.head, { siteUrl, pathname: url.pathname });
+    const head = renderHead(result.head, { siteUrl, pathname: url.pathname, noindex: preview !== undefined });
+    // Outside the element React hydrates, so the page itself stays exactly as it will be.
+    const beforeApp = preview ? parts.beforeApp.replace(/<div id="root">\s*$/, (root) => preview.banner + root) : parts.beforeApp;
     return {
       result,
-      opening: parts.beforeHead + head + parts.beforeApp,
+      opening: parts.beforeHead + head + beforeApp,
       closing: parts.beforeData + dataScript(result.hydrationJson) + parts.afterData,
     };
   }
@@ -80,38 +123,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
     });
     result.pipe(sink);
     await done;
-    const identity = Buffer.concat([Buffer.from(opening), ...chunks, Buffer.from(closing)]);
-    const page: CachedPage = {
-      status: result.status,
-      etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 32)}"`,
-      identity,
-      gzip: gzipSync(identity, { level: 9 }),
-      brotli: null,
-    };
-    // Brotli at its best quality takes 130–200 ms for a page on our two cores, against under 1 ms
-    // for gzip: done inline it delayed every page's first answer after a start by that much and
-    // held the event loop meanwhile. On the thread pool, after the first (gzipped) answer.
-    brotliCompress(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }, (error, compressed) => {
-      if (!error) page.brotli = compressed;
-    });
-    return page;
-  }
-
-  function sendCached(req: ExpressRequest, res: ExpressResponse, page: CachedPage) {
-    res.status(page.status);
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', page.etag);
-    res.setHeader('Vary', 'Accept-Encoding');
-    if (page.status === 200 && req.headers['if-none-match'] === page.etag) {
-      res.status(304).end();
-      return;
-    }
-    const encoding = pickEncoding(req, page.brotli !== null);
-    const body = encoding === 'br' ? page.brotli! : encoding === 'gzip' ? page.gzip : page.identity;
-    if (encoding) res.setHeader('Content-Encoding', encoding);
-    res.setHeader('Content-Length', body.length);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    return cachedPage(result.status, Buffer.concat([Buffer.from(opening), ...chunks, Buffer.from(closing)]));
   }
 
   async function streamPage(req: ExpressRequest, res: ExpressResponse) {
@@ -121,7 +133,12 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
     const timeout = setTimeout(() => result.abort(new Error('Render timed out')), RENDER_TIMEOUT_MS);
     res.status(result.status);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Cache-Control', preview ? 'private, no-store' : 'no-store');
+    if (preview) {
+      res.setHeader('X-Robots-Tag', 'noindex');
+      // The address carries the preview token: no page it links to may learn it.
+      res.setHeader('Referrer-Policy', 'no-referrer');
+    }
     res.write(opening);
     const body = new PassThrough();
     body.on('end', () => {
@@ -146,7 +163,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
       }
     }
     const url = new URL(req.originalUrl, siteUrl);
-    const dynamic = DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) || !renderer.cacheable;
+    const dynamic = preview !== undefined || DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) || !renderer.cacheable;
     if (dynamic) {
       await streamPage(req, res);
       return;

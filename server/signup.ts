@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
-import type { Activation, SignupDecision, SignupMode, Store, SubscriberDetails } from './store/types.ts';
+import type { Activation, SignupDecision, SignupMode, SiteStore, SubscriberDetails } from './store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -80,7 +80,7 @@ export function answerFor(decision: SignupDecision): { status: number; body: { s
 }
 
 export interface SignupServiceOptions {
-  store: Store;
+  store: SiteStore;
   /** SIGNUP_CONFIRMATION. */
   mode: SignupMode;
   /** WELCOME_EMAIL=on. */

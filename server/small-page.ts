@@ -1,5 +1,6 @@
 // The frame of the server's own small pages (unsubscribe, confirm, subscription, refusals): one
 // self-contained HTML document with inline styles, no script, not indexed.
+import type { Response } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { site } from '../content/site.ts';
@@ -41,4 +42,13 @@ export function page({ title, home, children }: { title: string; home: string; c
     ),
   );
   return `<!doctype html>${renderToStaticMarkup(document)}`;
+}
+
+/** Sends such a page whose address carries a token: no caches, no referrer, no index. */
+export function send(res: Response, status: number, html: string) {
+  res
+    .status(status)
+    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' })
+    .type('html')
+    .send(html);
 }

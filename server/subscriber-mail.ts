@@ -5,7 +5,8 @@
 import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
 import { renderTransactional } from '../emails/render-transactional.ts';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
-import { recapSummaries } from '../content/index.ts';
+import { recaps, type RecapSummary } from '../content/index.ts';
+import { isPublic } from '../content/publication.ts';
 import type { OutgoingMessage } from './mail/types.ts';
 import type { OutboxMessage } from './store/mail-outbox.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
@@ -13,7 +14,12 @@ import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscrib
 export interface SubscriberMailOptions {
   siteUrl: string;
   secret: string;
+  /** The newest week public at a moment (the message's queueing), which the welcome links to. */
+  newestRecap?: (at: Date) => Pick<RecapSummary, 'path' | 'headline'> | undefined;
 }
+
+/** recaps is newest first; a week that is not public yet is not out. */
+const newestPublic = (at: Date) => recaps.find((recap) => isPublic(recap, { now: at, timeZone: 'UTC' }));
 
 /** What a message comes to: the e-mail to send, or why it is no longer due. */
 export type Composed = { kind: 'send'; message: OutgoingMessage } | { kind: 'cancel'; reason: string };
@@ -21,7 +27,7 @@ export type Composed = { kind: 'send'; message: OutgoingMessage } | { kind: 'can
 /** Composes an outbox row into the message to send (`from` is the mailer's sender). */
 export type ComposeMail = (row: OutboxMessage, from: string) => Promise<Composed>;
 
-export function subscriberMail({ siteUrl, secret }: SubscriberMailOptions): ComposeMail {
+export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: SubscriberMailOptions): ComposeMail {
   const home = siteUrl.replace(/\/+$/, '');
 
   async function confirmation(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
@@ -33,9 +39,8 @@ export function subscriberMail({ siteUrl, secret }: SubscriberMailOptions): Comp
   async function welcome(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
     const token = createUnsubscribeToken(row.subscriberId!, secret);
     const unsubscribeUrl = unsubscribeUrlFor(home, token);
-    // recapSummaries is newest first; a recap scheduled for a later date was not out yet.
-    const day = row.createdAt.toISOString().slice(0, 10);
-    const newest = recapSummaries.find((summary) => summary.date <= day);
+    // Public when the welcome was queued: every try composes the same message.
+    const newest = newestRecap(row.createdAt);
     const rendered = await renderTransactional(
       WelcomeEmail,
       {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
+import { addSignup } from './support/store-ops.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { freePort } from './support/ports.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
@@ -63,7 +64,7 @@ for (const kind of kinds) {
       fake = await startFakeResend();
       opened = await kind.open();
       const store = await opened.store();
-      for (const email of everyone) await store.addSignup(email, '/');
+      for (const email of everyone) await addSignup(store, email, '/');
       await store.close();
     }, 120_000);
 

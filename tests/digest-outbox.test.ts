@@ -14,6 +14,7 @@ import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'outbox-test-secret-0123456789abcdef0123456789';
@@ -80,7 +81,7 @@ const subscriberEmails = Array.from({ length: ACTIVE }, (_, i) => `reader${Strin
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'lw-digest-outbox-'));
   const store = await openPGliteStore(dataDir);
-  for (const email of [...subscriberEmails, 'left.in.june@example.com', 'left.in.may@example.com']) await store.addSignup(email, '/');
+  for (const email of [...subscriberEmails, 'left.in.june@example.com', 'left.in.may@example.com']) await addSignup(store, email, '/');
   for (const email of ['left.in.june@example.com', 'left.in.may@example.com']) await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, 'unsubscribed');
   await store.close();
 });

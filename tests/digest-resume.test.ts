@@ -13,6 +13,7 @@ import { createOutboxWorker, type OutboxWorker } from '../server/mail/outbox-wor
 import { ResendMailer } from '../server/mail/resend.ts';
 import type { Store } from '../server/store/types.ts';
 import { subscriberMail } from '../server/subscriber-mail.ts';
+import { addSignup } from './support/store-ops.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 
@@ -42,7 +43,7 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
     beforeAll(async () => {
       opened = await backend.open();
       store = opened.store;
-      for (let i = 0; i < READERS; i++) await store.addSignup(`reader${String(i).padStart(3, '0')}@example.com`, '/');
+      for (let i = 0; i < READERS; i++) await addSignup(store, `reader${String(i).padStart(3, '0')}@example.com`, '/');
       fake = await startFakeResend();
     }, 120_000);
     afterAll(async () => {

@@ -14,6 +14,7 @@ import { ResendMailer } from '../server/mail/resend.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const SECRET = 'scheduler-test-secret-0123456789abcdef012345';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -23,7 +24,7 @@ let store: Store;
 let outboxDir: string;
 beforeAll(async () => {
   store = await openPGliteStore(null);
-  for (let i = 0; i < 150; i++) await store.addSignup(`reader${i}@example.com`, '/');
+  for (let i = 0; i < 150; i++) await addSignup(store, `reader${i}@example.com`, '/');
 });
 afterAll(() => store.close());
 beforeEach(async () => {
@@ -167,7 +168,7 @@ describe('the scheduler', () => {
       await scheduler.stop();
     }
     // Stopped means stopped: a new subscriber stays unsent however long we wait.
-    await store.addSignup('after.stop@example.com', '/');
+    await addSignup(store, 'after.stop@example.com', '/');
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await store.countDeliveries('2025-07-06')).toBe(150);
   }, 20_000);

@@ -15,6 +15,7 @@ import type { Store } from '../server/store/types.ts';
 import { startDigestCli, type CliResult } from './support/digest-cli.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = 'digest-unknown-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -91,7 +92,7 @@ function messageCounts(recap: string) {
 }
 
 const ledgerCount = async (recap: string) => (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
-const activeEmails = async () => (await store.listActiveSubscribers(null, 10_000)).map((s) => s.email);
+const activeEmails = async () => (await listActiveSubscribers(store, null, 10_000)).map((s) => s.email);
 
 describe.skipIf(!postgresUrl)('batches that can no longer be repeated safely', () => {
   beforeAll(async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { subscriberKeys } from '../server/subscriber-keys.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -123,7 +124,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
         ['complained@example.com', 'complained'],
         ['deleted@example.com', 'complained'],
       ] as const) {
-        await store.addSignup(email, '/');
+        await addSignup(store, email, '/');
         await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, reason);
       }
       // Deleted at the owner's request: only the keyed hash stays, made with this data dir's secret.

@@ -4,7 +4,7 @@
 // completes. They go through the durable mail outbox, so an outage of the very provider that
 // stopped the run delays them, never loses them. Without OPERATOR_EMAIL the log says the same.
 import { plural } from '../../content/text.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import type { DigestReport } from './report.ts';
 
 export const NOTICE_SUBJECT_PREFIX = '[Launched Weekly]';
@@ -32,7 +32,7 @@ const when = (date: Date | null) => (date ? `${date.toISOString().slice(0, 16).r
 const percent = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(2)} %` : '0.00 %');
 
 /** The recap's figures over every run so far (the report's own snapshot), as lines of the notice. */
-async function figures(store: Store, report: DigestReport): Promise<string[]> {
+async function figures(store: DigestStore, report: DigestReport): Promise<string[]> {
   const lines = [
     `This run: ${report.sent} sent · ${report.failed.reduce((sum, f) => sum + f.count, 0)} failed · ${report.unknown.length} unknown batches · ${report.skippedAlreadySent} already had it · ${report.skippedUnsubscribed} left before their batch`,
   ];
@@ -51,7 +51,7 @@ async function figures(store: Store, report: DigestReport): Promise<string[]> {
 }
 
 /** Which notice a run deserves, if any. */
-export async function noticeFor(store: Store, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
+export async function noticeFor(store: DigestStore, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
   const recap = report.recap ? `the ${report.recap.date} recap` : 'the weekly digest';
   // A resumed try that stopped again: the first stop's notice said it will keep trying.
   if (context.nextTry && context.attempt > 0) return null;
@@ -76,7 +76,7 @@ export async function noticeFor(store: Store, report: DigestReport, context: Not
 }
 
 /** Queues the notice for OPERATOR_EMAIL through the outbox, and logs it either way. */
-export async function sendNotice(store: Store, operatorEmail: string | undefined, notice: Notice, log: NoticeLog): Promise<void> {
+export async function sendNotice(store: DigestStore, operatorEmail: string | undefined, notice: Notice, log: NoticeLog): Promise<void> {
   log.info(`${notice.subject}\n${notice.text}`);
   if (!operatorEmail) return;
   try {

@@ -1,8 +1,8 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
 import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
-import { plural } from '../../content/text.ts';
-import type { DigestRun, DigestRunKind, Store } from '../../server/store/types.ts';
+import { plural, pluralWord } from '../../content/text.ts';
+import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
 
 export type DigestOutcome =
@@ -19,6 +19,18 @@ export type DigestOutcome =
   | 'not-yet'
   | 'stopped'
   | 'unknown';
+
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'unknown']);
+
+/**
+ * A run failed when a message failed, or when it ended in a way someone has to act on (stopped,
+ * unknown batches, a failed test, a week that does not exist or is not public). Nothing to send
+ * (no recap, a stale one, all served) and another run holding the lease are not failures. The
+ * CLI exits 1 on it; the scheduler logs the run as an error.
+ */
+export function runFailed(report: DigestReport): boolean {
+  return report.failed.some((failure) => failure.count > 0) || FAILING_OUTCOMES.has(report.outcome);
+}
 
 /** A batch the run could not settle safely; the operator decides with `--settle`. */
 export interface UnknownBatch {
@@ -75,7 +87,7 @@ export class RunTally {
 export function unknownSentence(batches: readonly UnknownBatch[]): string {
   if (batches.length === 0) return '';
   const each = batches.map((b) => `batch ${b.id} (${plural(b.recipients, 'recipient')}: ${b.reason})`).join('; ');
-  return ` ${plural(batches.length, 'batch', 'batches')} could not be settled safely and ${batches.length === 1 ? 'is' : 'are'} unknown: ${each}. Its recipients get nothing more until you decide: \`${batches[0]!.settle.send}\` if it did not go out (check the provider's log), \`${batches[0]!.settle.skip}\` if it did.`;
+  return ` ${plural(batches.length, 'batch', 'batches')} could not be settled safely and ${pluralWord(batches.length, 'is', 'are')} unknown: ${each}. Its recipients get nothing more until you decide: \`${batches[0]!.settle.send}\` if it did not go out (check the provider's log), \`${batches[0]!.settle.skip}\` if it did.`;
 }
 
 /** The outcome and sentence of a run that went through its list (or stopped). */
@@ -105,7 +117,7 @@ export function closingReport(tally: RunTally, label: string, stopped: string | 
  * Leaves the report in the run history. Best effort: the history must not stop a run whose
  * sending went through (the batches and the ledger are the record that matters).
  */
-export async function recordRun(store: Store, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
+export async function recordRun(store: DigestStore, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
   if (runId === null) return;
   try {
     await store.finishDigestRun(runId, {
@@ -124,7 +136,7 @@ export async function recordRun(store: Store, runId: string | null, report: Dige
   }
 }
 
-export async function startRun(store: Store, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
+export async function startRun(store: DigestStore, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
   try {
     return await store.startDigestRun(kind, at);
   } catch (error) {

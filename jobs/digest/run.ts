@@ -14,7 +14,7 @@ import { prepareDigest } from '../../emails/render-digest.ts';
 import type { Recap } from '../../content/schema.ts';
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../../server/store/types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
 import { digestContentOf, messageFrom } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
@@ -45,7 +45,7 @@ export interface DigestProgress {
 }
 
 export interface DigestOptions {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   /** Newest first or in any order; the job sorts. */
   recaps: readonly Recap[];
@@ -74,11 +74,9 @@ export interface DigestOptions {
    * Where "pre-send checks" run: after the recap is chosen and rendered, before anything is sent
    * (a test copy included). A string stops the run with that reason; null lets it go on.
    */
-  preSend?: (context: { recap: Recap; content: DigestContent; store: Store }) => Promise<string | null>;
+  preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
   /** Put before the run's message in its report and history (the scheduler's "Resumed (try N): "). */
   messagePrefix?: string;
-  /** Housekeeping before a real send (e.g. pruning stale pending signups); failures only warn. */
-  beforeSend?: (store: Store, now: Date) => Promise<void>;
 }
 
 interface Run {
@@ -219,7 +217,6 @@ async function sendAll(run: Run, content: DigestContent, label: string): Promise
 async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLease): Promise<string | null> {
   const { store, mailer, unsubscribeSecret, signal, log } = run.options;
   const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line) };
-  await run.options.beforeSend?.(store, run.clock()).catch((error: unknown) => log?.warn(`Housekeeping before sending failed: ${error instanceof Error ? error.message : String(error)}`));
   run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
   const total = (await store.countSubscribers()).active;
 

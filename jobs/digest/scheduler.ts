@@ -6,19 +6,18 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
+import { runDigestJob, type DigestSetup } from './job.ts';
 import { noticeFor, sendNotice } from './notices.ts';
-import { prunePendingSignups } from './prune-pending.ts';
-import { presendHook } from './presend.ts';
-import { reportFields } from './report.ts';
+import { reportFields, runFailed } from './report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, interruptedScheduledRun, type ResumePolicy } from './resume.ts';
-import { runWeeklyDigest, type DigestReport } from './run.ts';
+import type { DigestReport } from './run.ts';
 
 export interface SchedulerOptions {
   cron: string;
   timezone: string;
   freshnessDays: number;
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;
@@ -50,38 +49,18 @@ export interface DigestScheduler {
   stop(): Promise<void>;
 }
 
+const latest = (a: Date, b: Date | undefined) => (b !== undefined && b.getTime() > a.getTime() ? b : a);
+
 export function startDigestScheduler(options: SchedulerOptions): DigestScheduler {
   const { logger, store } = options;
+  const log = { info: (line: string) => logger.info(line), warn: (line: string) => logger.warn(line) };
+  const setup: DigestSetup = { ...options, production: options.production ?? false, log };
+  const policy = options.resume ?? DEFAULT_RESUME_POLICY;
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
   let nextResume: Date | null = null;
-  const log = { info: (line: string) => logger.info(line), warn: (line: string) => logger.warn(line) };
 
-  const runOnce = async (attempt: number): Promise<DigestReport> => {
-    const prunedPending = await prunePendingSignups({ store, log });
-    const report = await runWeeklyDigest({
-      store,
-      mailer: options.mailer,
-      recaps: options.recaps,
-      now: options.now?.() ?? new Date(),
-      siteUrl: options.siteUrl,
-      unsubscribeSecret: options.unsubscribeSecret,
-      mode: 'scheduled',
-      freshnessDays: options.freshnessDays,
-      timezone: options.timezone,
-      log,
-      preSend: presendHook({ production: options.production ?? false, log: { warn: (line) => logger.warn(line) } }),
-      signal: stopping.signal,
-      messagePrefix: attempt > 0 ? `Resumed (try ${attempt}): ` : undefined,
-    });
-    const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
-    // The same fields the run history keeps (npm run digest -- --history).
-    const fields = { prunedPending, attempt, ...reportFields(report) };
-    if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
-    else logger.info(fields, `Weekly digest: ${report.message}`);
-    return report;
-  };
-
+  /** After each run: the next try if it stopped, and the operator's notice. */
   const afterRun = async (report: DigestReport, attempt: number) => {
     nextResume = stopping.signal.aborted ? null : resumer.afterRun(report, attempt);
     if (nextResume) logger.warn(`Weekly digest: trying again at ${nextResume.toISOString()} (try ${attempt + 1}), with no command needed`);
@@ -89,14 +68,24 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     if (notice) await sendNotice(store, options.operatorEmail, notice, log);
   };
 
-  const run = (attempt = 0): Promise<DigestReport | null> => {
+  /**
+   * `attempt`: 0 for the schedule (or runNow), N for resume try N. `scheduledFor`: the cron time
+   * that fired it, so a timer a few milliseconds early still sees the week its 09:00 made public.
+   */
+  const run = (attempt: number, scheduledFor?: Date): Promise<DigestReport | null> => {
     if (stopping.signal.aborted) return Promise.resolve(null);
     if (running) return running;
     if (attempt === 0) resumer.cancel();
     nextResume = null;
     running = (async () => {
       try {
-        const report = await runOnce(attempt);
+        const now = options.now?.() ?? latest(new Date(), scheduledFor);
+        const messagePrefix = attempt > 0 ? `Resumed (try ${attempt}): ` : undefined;
+        const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now, signal: stopping.signal, messagePrefix });
+        // The same fields the run history keeps (npm run digest -- --history).
+        const fields = { prunedPending, attempt, ...reportFields(report) };
+        if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
+        else logger.info(fields, `Weekly digest: ${report.message}`);
         await afterRun(report, attempt);
         return report;
       } catch (error) {
@@ -109,8 +98,8 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     return running;
   };
 
-  const resumer = createResumer({ policy: options.resume ?? DEFAULT_RESUME_POLICY, run: (attempt) => void run(attempt) });
-  const task: ScheduledTask = cron.schedule(options.cron, () => run(0), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
+  const resumer = createResumer({ policy, run: (attempt) => void run(attempt) });
+  const task: ScheduledTask = cron.schedule(options.cron, (context) => run(0, context.date), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
   if (options.resumeInterrupted ?? true) void resumeInterrupted();
 
   /** One query at start-up: was the last scheduled run cut short? Then resume it once its lease can have expired. */
@@ -118,7 +107,6 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     try {
       const last = interruptedScheduledRun(await store.recentDigestRuns(10));
       if (!last || stopping.signal.aborted || running || nextResume) return;
-      const policy = options.resume ?? DEFAULT_RESUME_POLICY;
       nextResume = resumer.scheduleTry(1, policy.firstMs);
       logger.warn(`Weekly digest: scheduled run ${last.id} (started ${last.startedAt.toISOString()}) did not finish (${last.outcome ?? 'interrupted'}); resuming it at ${nextResume.toISOString()}`);
     } catch (error) {

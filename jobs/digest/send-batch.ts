@@ -6,7 +6,7 @@
 import { plural } from '../../content/text.ts';
 import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
 import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
-import type { BatchFailure, BatchState, DigestBatch, Store } from '../../server/store/types.ts';
+import type { BatchFailure, BatchState, DigestBatch, DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
 
@@ -26,7 +26,7 @@ export const LAST_ATTEMPT_AGE_MS = PROVIDER_IDEMPOTENCY_WINDOW_MS - REPEAT_SAFET
 const RECORD_ATTEMPTS = 4;
 
 export interface BatchContext {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   unsubscribeSecret: string;
   /** The run's clock (injected in tests, so "25 hours later" is a parameter). */

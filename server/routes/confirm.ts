@@ -7,13 +7,13 @@ import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 import type { SignupService } from '../signup.ts';
 import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
 import { page } from '../small-page.ts';
 
 export interface ConfirmOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;

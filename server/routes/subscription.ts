@@ -6,14 +6,14 @@ import { createElement as h, type ReactNode } from 'react';
 import { recapSummaries } from '../../content/index.ts';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import type { SignupService } from '../signup.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 import { page } from '../small-page.ts';
 
 export interface SubscriptionOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;

@@ -5,16 +5,16 @@
 //
 // A valid token whose subscriber no longer exists answers 200 "nothing to do": the outcome the
 // reader wants (no more e-mail) already holds, and one-click senders treat any 2xx as done.
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
-import { page } from '../small-page.ts';
+import { page, send } from '../small-page.ts';
 
 export interface UnsubscribeOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   /** Secrets that signed links before the last rotation (UNSUBSCRIBE_SECRET_PREVIOUS). */
   previousSecrets?: readonly string[];
@@ -53,14 +53,6 @@ function resubscribeForm(email: string): ReactNode {
   );
 }
 
-export function send(res: Response, status: number, html: string) {
-  // The token in the address is a credential: keep it out of caches, referrers and indexes.
-  res
-    .status(status)
-    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' })
-    .type('html')
-    .send(html);
-}
 
 const invalidPage = (home: string) =>
   page({

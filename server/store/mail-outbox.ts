@@ -1,10 +1,8 @@
 // The durable outbox of confirmation, welcome and operator e-mails, over the SQL functions of
-// supabase/migrations/20261124002000_mail_outbox.sql (called by name, like digest-batches.ts), so
+// supabase/migrations/20261124002000_mail_outbox.sql (called by name, like every store operation: call-function.ts), so
 // every backend claims, settles and counts the same way.
 import { z } from 'zod';
-
-/** Calls `public.<name>(key := value, …)` (digest-batches.ts's CallFunction; restated here, as types.ts imports this module). */
-type CallFunction = (name: string, args: Record<string, unknown>) => Promise<unknown>;
+import type { CallFunction } from './call-function.ts';
 
 export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
