@@ -8,6 +8,9 @@ import { ResendMailer } from '../server/mail/resend.ts';
 import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, OUTBOX_MAX_AGE_MS, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
 import type { SignupRequest, Store } from '../server/store/types.ts';
 import { subscriberMail } from '../server/subscriber-mail.ts';
+import { recaps } from '../content/index.ts';
+import { gatherReport } from '../jobs/report/gather.ts';
+import { headlineFigures, renderReportHtml } from '../jobs/report/render.tsx';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 
@@ -134,6 +137,17 @@ for (const backend of storeBackends) {
       await worker().deliverDue();
       expect(to('gone@example.com', 'welcome')).toEqual([]);
       expect((await store.outboxSummary(7)).queued).toBe(0);
+    });
+
+    it('shows in the operator’s report what is queued, retrying and failed this week, with the reasons', async () => {
+      const summary = await store.outboxSummary(7);
+      const data = await gatherReport({ store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
+      expect(data.outbox).toEqual(summary);
+      expect(summary.failed).toBeGreaterThanOrEqual(1);
+      expect(headlineFigures(data)).toContain(`Mail outbox, last 7 days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent`);
+      const html = await renderReportHtml(data);
+      expect(html).toContain('id="mail-outbox"');
+      expect(html).toContain('not delivered within 24 hours');
     });
   });
 }
