@@ -35,15 +35,20 @@ function mac(fields: readonly string[], secret: string): Buffer {
   return hmac.digest();
 }
 
-/** A new one-hour, one-use link token for this purpose, subscriber and link version. */
-export function createFreshLinkToken(purpose: LinkPurpose, subscriberId: string, version: number, now: Date, secret: string): string {
+/** A new link's random nonce and its expiry, one hour after `now`. */
+export function newFreshLink(now: Date): { nonce: string; expiresAt: Date } {
+  return { nonce: randomBytes(NONCE_BYTES).toString('base64url'), expiresAt: new Date(Math.floor((now.getTime() + FRESH_LINK_MS) / 1000) * 1000) };
+}
+
+/** The token of a fresh link: the same inputs always give the same token. */
+export function createFreshLinkToken(link: FreshLink, secret: string): string {
   const fields = [
     FORMAT,
-    purpose,
-    Buffer.from(subscriberId, 'utf8').toString('base64url'),
-    version.toString(36),
-    Math.floor((now.getTime() + FRESH_LINK_MS) / 1000).toString(36),
-    randomBytes(NONCE_BYTES).toString('base64url'),
+    link.purpose,
+    Buffer.from(link.subscriberId, 'utf8').toString('base64url'),
+    link.version.toString(36),
+    Math.floor(link.expiresAt.getTime() / 1000).toString(36),
+    link.nonce,
   ];
   return [...fields, mac(fields, secret).toString('base64url')].join('.');
 }

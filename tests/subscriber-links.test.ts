@@ -3,7 +3,7 @@
 // made for another purpose; the store lets each link act once, and not after the address changed
 // state or was deleted. The store part on all three backends.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, verifyFreshLinkToken, type FreshLink } from '../server/link-tokens.ts';
+import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../server/link-tokens.ts';
 import type { Store } from '../server/store/types.ts';
 import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/unsubscribe-token.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
@@ -14,16 +14,19 @@ const OLD_SECRET = 'fresh-link-old-secret-0123456789abcdef012345';
 const ID = '5b0e6c1e-aaaa-4000-8000-000000000001';
 const MINUTE = 60 * 1000;
 
+const make = (purpose: LinkPurpose, id: string, version: number, now: Date, secret: string) =>
+  createFreshLinkToken({ purpose, subscriberId: id, version, ...newFreshLink(now) }, secret);
+
 describe('fresh-link tokens', () => {
   const made = new Date('2026-03-02T10:00:00Z');
-  const token = createFreshLinkToken('delete', ID, 3, made, SECRET);
+  const token = make('delete', ID, 3, made, SECRET);
 
   it('name purpose, subscriber, version and an expiry one hour ahead, with a fresh nonce each time', () => {
     expect(FRESH_LINK_MINUTES).toBe(60);
     expect(token).not.toContain('@');
     const checked = verifyFreshLinkToken(token, new Date(made.getTime() + 59 * MINUTE), SECRET);
     expect(checked).toMatchObject({ ok: true, link: { purpose: 'delete', subscriberId: ID, version: 3, expiresAt: new Date(made.getTime() + 60 * MINUTE) } });
-    const other = createFreshLinkToken('delete', ID, 3, made, SECRET);
+    const other = make('delete', ID, 3, made, SECRET);
     expect(other).not.toBe(token);
     expect((verifyFreshLinkToken(other, made, SECRET) as { link: FreshLink }).link.nonce).not.toBe((checked as { link: FreshLink }).link.nonce);
     expect(verifyFreshLinkToken(token, new Date(made.getTime() + 60 * MINUTE), SECRET)).toMatchObject({ ok: false, reason: 'expired' });
@@ -42,7 +45,7 @@ describe('fresh-link tokens', () => {
       [format, purpose, id, version, expires, 'A'.repeat(22), mac].join('.'),
       [format, 'unsubscribe', id, version, expires, nonce, mac].join('.'),
       token.slice(0, -1),
-      createFreshLinkToken('delete', ID, 3, made, OLD_SECRET),
+      make('delete', ID, 3, made, OLD_SECRET),
       createUnsubscribeToken(ID, SECRET),
       createConfirmToken(ID, made, SECRET),
       '',

@@ -94,9 +94,17 @@ async function tearDown(setup: Setup | undefined) {
   if (setup) await rm(setup.digestOutbox, { recursive: true, force: true });
 }
 
-/** The e-mails that arrived in the app's outbox since `before` (names), to this address. */
-async function newMail(server: TestServer, before: Set<string>, to: string): Promise<Eml[]> {
-  return (await readOutbox(server.outboxDir)).filter((eml) => !before.has(eml.name) && eml.to === to);
+/**
+ * The e-mails to this address that arrived in the app's outbox since `before` (names), once there
+ * are `count` of them: the mail outbox's worker sends them just after the answer. A second look a
+ * moment later makes sure no more follow.
+ */
+async function newMail(server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> {
+  const read = async () => (await readOutbox(server.outboxDir)).filter((eml) => !before.has(eml.name) && eml.to === to);
+  const deadline = Date.now() + 20_000;
+  while ((await read()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return read();
 }
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
 
@@ -296,7 +304,7 @@ for (const kind of kinds) {
       }
       expect(notices.slice(0, 5).every((notice) => notice.startsWith('We sent a link to c•••@example.com.'))).toBe(true);
       expect(notices[5]).toBe('We recently sent links to c•••@example.com; please use the newest one. Nothing has changed.');
-      expect(await newMail(setup.server, before, 'carl@example.com')).toHaveLength(5);
+      expect(await newMail(setup.server, before, 'carl@example.com', 5)).toHaveLength(5);
       expect((await setup.server.store.findSubscriberByEmail('carl@example.com'))?.status).toBe('active');
     });
   });

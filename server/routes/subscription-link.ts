@@ -9,7 +9,6 @@ import { site } from '../../content/site.ts';
 import { maskEmail, verifyFreshLinkToken, FRESH_LINK_MINUTES, type FreshLink, type LinkPurpose } from '../link-tokens.ts';
 import type { LinkState } from '../store/subscriber-links.ts';
 import { dataExport, expired, pageShower, subscriptionText, type SubscriptionOptions } from './subscription.ts';
-import { sendWelcomeOnce } from './subscribe.ts';
 
 export const freshLinkText = {
   title: { download: 'Download your data', delete: 'Delete your data', resubscribe: 'Subscribe again' } satisfies Record<LinkPurpose, string>,
@@ -30,7 +29,7 @@ export const freshLinkText = {
 } as const;
 
 export function subscriptionLinkRouter(options: SubscriptionOptions): Router {
-  const { store, secret, previousSecrets = [], siteUrl, keys, mail, welcome, logger, now = () => new Date() } = options;
+  const { store, secret, previousSecrets = [], siteUrl, keys, signup, logger, now = () => new Date() } = options;
   const router = express.Router();
   const show = pageShower(`${siteUrl.replace(/\/+$/, '')}/`);
   const form = express.urlencoded({ limit: '1kb', extended: false, parameterLimit: 5 });
@@ -108,11 +107,13 @@ export function subscriptionLinkRouter(options: SubscriptionOptions): Router {
   }
 
   async function resubscribe(req: Request, res: Response, id: string) {
-    const result = await store.activateSubscriber(id, 'resubscribe', keys.networkHash(req.ip));
-    if (!result) return refused(res, 'gone');
-    if (result.activated && welcome) await sendWelcomeOnce(store, mail, id, result.email, (err) => logger.error({ err }, 'welcome e-mail not sent'));
-    if (result.status !== 'active') return show(res, 409, freshLinkText.title.resubscribe, [h('p', null, freshLinkText.notAgainBody)]);
-    return show(res, 200, freshLinkText.resubscribedTitle, [h('p', null, freshLinkText.resubscribedBody(maskEmail(result.email)))]);
+    const details = await store.subscriberDetails(id);
+    if (!details) return refused(res, 'gone');
+    // From unsubscribed or pending, active at once (the welcome, when on, is queued with it).
+    if ((await signup.resubscribe(details, req.ip)) !== 'resubscribed') {
+      return show(res, 409, freshLinkText.title.resubscribe, [h('p', null, freshLinkText.notAgainBody)]);
+    }
+    return show(res, 200, freshLinkText.resubscribedTitle, [h('p', null, freshLinkText.resubscribedBody(maskEmail(details.email)))]);
   }
 
   return router;

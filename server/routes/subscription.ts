@@ -9,11 +9,11 @@ import { recapSummaries } from '../../content/index.ts';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SignupMode, SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SignupService } from '../signup.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
-import type { SubscriberMail } from '../subscriber-mail.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
-import { FRESH_LINK_MINUTES, freshLinkThrottleKey, maskEmail, type LinkPurpose } from '../link-tokens.ts';
-import { page } from './unsubscribe.ts';
+import { FRESH_LINK_MINUTES, freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
+import { page } from '../small-page.ts';
 
 export interface SubscriptionOptions {
   store: SiteStore;
@@ -21,10 +21,11 @@ export interface SubscriptionOptions {
   previousSecrets?: readonly string[];
   siteUrl: string;
   keys: SubscriberKeys;
-  mail: SubscriberMail;
-  welcome: boolean;
+  signup: SignupService;
   /** SIGNUP_CONFIRMATION: in double mode "Subscribe again" makes the address pending and mails a confirmation. */
   mode: SignupMode;
+  /** Told when a fresh link was queued, so it goes out now rather than at the next poll. */
+  outbox: { wake(): void };
   logger: Logger;
   now?: () => Date;
 }
@@ -51,7 +52,6 @@ export const subscriptionText = {
   resubscribed: 'Done: you are subscribed again.',
   confirmationSent: 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.',
   linkSent: (masked: string) => `We sent a link to ${masked}. Open it within ${FRESH_LINK_MINUTES} minutes to go on; until then nothing has changed.`,
-  linkNotSent: 'We could not send the e-mail just now, so nothing has changed. Please try again in a few minutes.',
   linkRecentlySent: (masked: string) => `We recently sent links to ${masked}; please use the newest one. Nothing has changed.`,
   deletedTitle: 'Your data is deleted',
   deletedBody: (email: string) => `Nothing about ${email} is left on our list.`,
@@ -195,33 +195,17 @@ export function expired(show: ReturnType<typeof pageShower>, res: Response) {
  * a bounced or complained address in either, subscribing again mails a confirmation instead.
  * Returns the notice for the page.
  */
-function subscriptionActions({ store, secret, keys, mail, mode, logger, now = () => new Date() }: SubscriptionOptions) {
+function subscriptionActions({ store, secret, signup, mode, outbox, logger, now = () => new Date() }: SubscriptionOptions) {
   async function sendLink(purpose: LinkPurpose, details: SubscriberDetails): Promise<string> {
     const masked = maskEmail(details.email);
     const counted = await store.hitRateLimit(freshLinkThrottleKey(details.id, secret), 1, 60 * 60 * 1000, false);
     if (counted.points > FRESH_LINKS_PER_HOUR) return subscriptionText.linkRecentlySent(masked);
-    const target = await store.linkTarget(details.id);
-    if (!target) return subscriptionText.expiredBody;
-    const sent = await mail.sendFreshLink(purpose, { id: details.id, email: target.email, linkVersion: target.linkVersion });
-    if (sent.status === 'failed') {
-      logger.error({ reason: sent.reason, purpose }, 'fresh link e-mail could not be sent');
-      return subscriptionText.linkNotSent;
-    }
-    logger.info({ subscriber: details.id, purpose, at: now().toISOString() }, 'fresh link sent');
+    const { nonce, expiresAt } = newFreshLink(now());
+    // Queued in the outbox, made for the subscriber's link version at this moment.
+    if (!(await store.requestLink(details.id, purpose, nonce, expiresAt))) return subscriptionText.expiredBody;
+    outbox.wake();
+    logger.info({ subscriber: details.id, purpose }, 'fresh link queued');
     return subscriptionText.linkSent(masked);
-  }
-
-  async function confirmAgain(details: SubscriberDetails, req: Request): Promise<string> {
-    const networkHash = keys.networkHash(req.ip);
-    const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: keys.addressHashes(details.email) });
-    if (decision.outcome === 'send_confirmation') {
-      const sent = await mail.sendConfirmation(decision.subscriberId, details.email);
-      if (sent.status === 'failed') {
-        logger.error({ reason: sent.reason }, 'confirmation e-mail could not be sent');
-        await store.releaseConfirmation(decision.subscriberId);
-      }
-    }
-    return subscriptionText.confirmationSent;
   }
 
   return async (action: Action, details: SubscriberDetails, req: Request): Promise<string> => {
@@ -234,7 +218,16 @@ function subscriptionActions({ store, secret, keys, mail, mode, logger, now = ()
         return sendLink(action, details);
       case 'resubscribe':
         if (details.status === 'active') return subscriptionText.resubscribed;
-        if (mode === 'double' || details.status === 'bounced' || details.status === 'complained') return confirmAgain(details, req);
+        // Double mode: back to pending, with the confirmation e-mail (throttled by the database).
+        if (mode === 'double' && (details.status === 'unsubscribed' || details.status === 'pending')) {
+          await signup.signUp(details.email, details.source ?? '/', req.ip);
+          return subscriptionText.confirmationSent;
+        }
+        // Bounced or complained: only the owner's confirmation brings it back, in either mode.
+        if (details.status === 'bounced' || details.status === 'complained') {
+          await signup.resubscribe(details, req.ip);
+          return subscriptionText.confirmationSent;
+        }
         return sendLink('resubscribe', details);
     }
   };

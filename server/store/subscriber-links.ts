@@ -25,6 +25,11 @@ export interface LinkUse {
 }
 
 export interface SubscriberLinkStore {
+  /**
+   * Queues a fresh link in the mail outbox, made for the subscriber's link version now; false when
+   * there is no such subscriber.
+   */
+  requestLink(id: string, purpose: 'download' | 'delete' | 'resubscribe', nonce: string, expiresAt: Date): Promise<boolean>;
   /** What a fresh link for this subscriber is made from; null when there is none. */
   linkTarget(id: string): Promise<LinkTarget | null>;
   /** Whether the link could act now, without using it. */
@@ -46,6 +51,9 @@ const args = (use: LinkUse) => ({ p_id: use.subscriberId, p_version: use.version
 
 export function subscriberLinkStore(call: CallFunction): SubscriberLinkStore {
   return {
+    async requestLink(id, purpose, nonce, expiresAt) {
+      return (await call('request_subscriber_link', { p_id: id, p_purpose: purpose, p_nonce: nonce, p_expires_at: expiresAt.toISOString() })) === true;
+    },
     async linkTarget(id) {
       return target.parse(await call('subscriber_link_target', { p_id: id }));
     },

@@ -97,6 +97,37 @@ begin
 end
 $$;
 
+-- A fresh link goes out through the durable mail outbox (20261124002000_mail_outbox.sql) as a row
+-- of kind 'link': its payload is what the link is made of (purpose, the link version now, nonce,
+-- expiry), so every try of the worker composes the same message, and it names no one.
+alter table public.mail_outbox drop constraint if exists mail_outbox_kind_check;
+alter table public.mail_outbox add constraint mail_outbox_kind_check check (kind in ('confirm', 'welcome', 'operator', 'link'));
+-- A delete finds the subscriber's mail through this index.
+create index if not exists mail_outbox_subscriber_idx on public.mail_outbox (subscriber_id) where subscriber_id is not null;
+
+-- Queues a fresh link for this subscriber; false when there is no such subscriber.
+create or replace function public.request_subscriber_link(p_id text, p_purpose text, p_nonce text, p_expires_at timestamptz)
+returns boolean
+language plpgsql
+volatile
+security invoker
+set search_path = ''
+as $$
+declare
+  v_version integer;
+begin
+  if p_purpose not in ('download', 'delete', 'resubscribe') then
+    raise exception 'link purpose must be download, delete or resubscribe, not %', p_purpose using errcode = '22023';
+  end if;
+  select e.link_version into v_version from public.email_signups e where e.id::text = p_id for share;
+  if v_version is null then
+    return false;
+  end if;
+  perform public.outbox_enqueue('link', p_id, jsonb_build_object('purpose', p_purpose, 'version', v_version, 'nonce', p_nonce, 'expires_at', p_expires_at));
+  return true;
+end
+$$;
+
 -- "Delete my data": the row goes, and with it (trigger below) every row that names it. A keyed
 -- hash of the address stays on the suppression list only if it had bounced or complained.
 -- Returns the state it had, or null.
@@ -194,6 +225,14 @@ begin
   end if;
   delete from public.digest_deliveries d where d.subscriber_id = any(v_ids);
   update public.email_events ev set subscriber_id = null where ev.subscriber_id = any(v_ids);
+  -- Its mail still waiting is called off; what went out keeps its counts but not the id.
+  update public.mail_outbox m
+    set subscriber_id = null,
+        state = case when m.state in ('queued', 'retrying') then 'cancelled' else m.state end,
+        last_error = case when m.state in ('queued', 'retrying') then 'the subscriber was deleted before it went out' else null end,
+        lease_until = null,
+        payload = '{}'::jsonb
+    where m.subscriber_id = any(v_ids);
   update public.digest_batches b
     set subscriber_ids = array(
           select case when m.id = any(v_ids) then 'deleted' else m.id end
@@ -399,7 +438,8 @@ declare
     'public.delete_subscriber_by_link(text, integer, text, timestamptz, text)',
     'public.report_snapshot(integer)',
     'public.digest_settle_batch(bigint, text, jsonb, jsonb, timestamptz)',
-    'public.scrub_failure(jsonb, text[], text[])'
+    'public.scrub_failure(jsonb, text[], text[])',
+    'public.request_subscriber_link(text, text, text, timestamptz)'
   ];
 begin
   revoke all on function public.email_signups_bump_link_version() from public;
