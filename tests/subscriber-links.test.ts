@@ -1,7 +1,7 @@
 // Fresh links (download, delete, subscribe again): the token names its purpose, the subscriber,
 // the link version and an expiry one hour ahead, and is refused when altered, forged, expired or
 // made for another purpose; the store lets each link act once, and not after the address changed
-// state or was deleted. The store part on all three backends.
+// state or was deleted. The store part on all three backends, with the import's function.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../server/link-tokens.ts';
 import type { Store } from '../server/store/types.ts';
@@ -110,6 +110,39 @@ for (const backend of storeBackends) {
       expect(await store.useLink(link)).toBe('ok');
       expect(await store.deleteSubscriberByLink(link, 'hash')).toEqual({ outcome: 'used', status: null });
       expect((await store.findSubscriberByEmail('bea@example.org'))?.status).toBe('active');
+    });
+  });
+}
+
+for (const backend of storeBackends) {
+  describe.skipIf(!backend.available)(`the import function on ${backend.name}`, () => {
+    let opened: OpenedBackend;
+    let store: Store;
+    beforeEach(async () => {
+      opened = await backend.open();
+      store = opened.store;
+    });
+    afterEach(() => opened.cleanup());
+
+    it('brings each row to its final state, never reactivates anyone, applies a stricter leaving, and counts each outcome', async () => {
+      await addSignup(store, 'active@example.org', '/');
+      await addSignup(store, 'left@example.org', '/');
+      await store.removeSubscriber((await store.findSubscriberByEmail('left@example.org'))!.id, 'unsubscribed');
+      const row = (email: string, state: 'active' | 'pending' | 'unsubscribed' | 'bounced' | 'complained', addressHashes: string[] = []) => ({ email, state, addressHashes });
+      const counts = await store.importSubscribers([
+        row('new@example.org', 'active'),
+        row('new.pending@example.org', 'pending'),
+        row('new.complained@example.org', 'complained'),
+        row('active@example.org', 'bounced'),
+        row('left@example.org', 'active'),
+        row('new@example.org', 'active'),
+      ]);
+      expect(counts).toEqual({ added: 2, recordedLeft: 2, present: 1, leftAlone: 1 });
+      const states = await Promise.all(
+        ['new', 'new.pending', 'new.complained', 'active', 'left'].map(async (name) => (await store.findSubscriberByEmail(`${name}@example.org`))?.status),
+      );
+      expect(states).toEqual(['active', 'pending', 'complained', 'bounced', 'unsubscribed']);
+      expect(await store.importSubscribers([])).toEqual({ added: 0, recordedLeft: 0, present: 0, leftAlone: 0 });
     });
   });
 }
