@@ -22,7 +22,7 @@ import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
-import { subscriberKeys } from './subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
 
 export type AppConfig = Pick<
@@ -55,7 +55,7 @@ const ONE_YEAR_SECONDS = 31_536_000;
 export function createApp({ config, store, renderer, logger, assets, mailer }: AppDeps) {
   const app = express();
   const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
-  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
+  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets, storedMailboxKey(store));
   let mailerMade: Promise<Mailer> | undefined;
   const mail = subscriberMail({
     mailer: () => {

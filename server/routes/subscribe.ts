@@ -2,7 +2,8 @@
 // the page, outcome in the query) for readers without JavaScript. Both share one schema.
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../../content/email-address.ts';
+import { emailProblem, MAX_EMAIL_LENGTH } from '../../content/email-address.ts';
+import { canonicalAddress } from '../mailbox-key.ts';
 import type { SignupOutcome } from '../../client/signup-outcome.ts';
 import type { SignupDecision, SignupMode, Store } from '../store/types.ts';
 import { sendError } from '../errors.ts';
@@ -15,7 +16,13 @@ export const subscribeBodySchema = z.object(
     email: z
       .string({ message: 'Send the address as a string in the "email" field.' })
       .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
-      .transform(normalizeEmail)
+      // Trimmed, NFKC, lower-cased, the domain in ASCII (server/mailbox-key.ts).
+      .transform((raw, ctx) => {
+        const canonical = canonicalAddress(raw);
+        if (canonical.ok) return canonical.email;
+        ctx.addIssue({ code: 'custom', message: canonical.message });
+        return z.NEVER;
+      })
       .superRefine((email, ctx) => {
         const problem = emailProblem(email);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -66,14 +73,14 @@ function answerFor(decision: SignupDecision): { status: number; body: { status: 
  * new subscriber, claimed once per address in the database first. A failure is logged, not
  * shown: the address is stored either way.
  */
-async function mailAfterSignup(decision: SignupDecision, email: string, options: SubscribeOptions): Promise<void> {
+async function mailAfterSignup(decision: SignupDecision, email: string, mailboxHash: string | null, options: SubscribeOptions): Promise<void> {
   const { store, mail, welcome, onMailError } = options;
   if (decision.outcome === 'send_confirmation') {
     const sent = await mail.sendConfirmation(decision.subscriberId, email).catch((error: unknown) => ({ status: 'failed' as const, reason: String(error) }));
     if (sent.status === 'failed') {
       onMailError(new Error(`confirmation e-mail not sent: ${sent.reason}`), 'confirmation');
       // The next attempt may send it, instead of being throttled for a mail that never left.
-      await store.releaseConfirmation(decision.subscriberId).catch((error: unknown) => onMailError(error, 'confirmation'));
+      await store.releaseConfirmation(decision.subscriberId, mailboxHash).catch((error: unknown) => onMailError(error, 'confirmation'));
     }
   } else if (decision.outcome === 'subscribed' && welcome) {
     await sendWelcomeOnce(store, mail, decision.subscriberId, email, onMailError);
@@ -131,14 +138,10 @@ export function subscribeRouter(options: SubscribeOptions): Router {
     }
     const { email } = parsed.data;
     let decision: SignupDecision;
+    let addressHashes: string[];
     try {
-      decision = await store.signUp({
-        email,
-        source: sourcePath,
-        mode,
-        networkHash: keys.networkHash(req.ip),
-        addressHashes: keys.addressHashes(email),
-      });
+      addressHashes = await keys.addressHashes(email);
+      decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(req.ip), addressHashes });
     } catch (error) {
       onStoreError(error);
       if (viaForm) return backToForm(res, sourcePath, 'unavailable');
@@ -152,7 +155,7 @@ export function subscribeRouter(options: SubscribeOptions): Router {
     else res.status(answer.status).json(answer.body);
     // Only after the answer: if it waited for a confirmation e-mail, its timing would say which
     // addresses are new, which the one answer for every state is there to hide.
-    await mailAfterSignup(decision, email, options);
+    await mailAfterSignup(decision, email, addressHashes[0] ?? null, options);
   });
 
   return router;

@@ -181,7 +181,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
           .send(`${JSON.stringify(dataExport(details), null, 2)}\n`);
         return null;
       case 'delete': {
-        const [hash] = keys.addressHashes(details.email);
+        const [hash] = await keys.addressHashes(details.email);
         const had = await store.deleteSubscriber(details.id, hash!);
         logger.info({ subscriber: details.id, had }, 'subscriber data deleted at their request');
         const suppressed = had === 'bounced' || had === 'complained';
@@ -205,7 +205,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
     }
     if (result?.status === 'active') return subscriptionText.resubscribed;
     // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
-    const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: keys.addressHashes(details.email) });
+    const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
     if (decision.outcome === 'send_confirmation') {
       const sent = await mail.sendConfirmation(decision.subscriberId, details.email);
       if (sent.status === 'failed') logger.error({ reason: sent.reason }, 'confirmation e-mail could not be sent');

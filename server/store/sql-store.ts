@@ -2,6 +2,7 @@
 // on both, so the contract tests prove one implementation twice.
 import { normalizeEmail } from '../../content/email-address.ts';
 import { digestBatchStore } from './digest-batches.ts';
+import { mailboxSignupStore, type MailboxSignupStore } from './mailbox-signups.ts';
 import { pendingMigrations } from './migrate.ts';
 import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
@@ -75,15 +76,6 @@ export function classifyError(error: unknown): unknown {
   return error;
 }
 
-// Single mode's fast path: activates a row the reader had left (or that waited for a
-// confirmation); any other existing row makes the statement return nothing for that address,
-// and the signup function then decides it (already active, or suppressed).
-const ON_CONFLICT_REACTIVATE = `on conflict (email) do update
-         set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null, status_changed_at = now(),
-             resubscribed_at = case when public.email_signups.status = 'unsubscribed' then now() else public.email_signups.resubscribed_at end,
-             source = excluded.source, signup_ip_hash = excluded.signup_ip_hash
-         where public.email_signups.status in ('unsubscribed', 'pending')`;
-
 /**
  * Signup statements in flight at once (signup-batcher.ts). One: while it runs, every signup that
  * arrives joins the next statement. Measured with `npm run bench -- signup` (PostgreSQL, 50
@@ -97,6 +89,7 @@ export class SqlStore implements Store {
   private readonly signups: SignupBatcher;
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
   private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
+  private readonly mailboxSignups: MailboxSignupStore = mailboxSignupStore((name, args) => this.callFunction(name, args));
 
   constructor(
     readonly backend: 'pglite' | 'postgres',
@@ -150,31 +143,13 @@ export class SqlStore implements Store {
     return id === undefined ? this.callSignup(row) : { outcome: 'subscribed', subscriberId: id };
   }
 
-  /**
-   * Single-mode rows with distinct addresses in one statement, inserted in the order given: the
-   * addresses it made active, with their ids. Addresses on the suppression list are left out.
-   */
-  private async insertSignups(rows: readonly SignupRow[]): Promise<Map<string, string>> {
-    const result = await this.run<{ id: string; email: string }>(
-      `insert into public.email_signups (email, source, signup_ip_hash)
-       select incoming.email, incoming.source, incoming.network_hash
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
-         with ordinality as incoming(email, source, network_hash, hash, previous_hash, position)
-       where not exists (
-         select 1 from public.subscriber_suppressions s where s.address_hash in (incoming.hash, incoming.previous_hash)
-       )
-       order by incoming.position
-       ${ON_CONFLICT_REACTIVATE}
-       returning id::text as id, email`,
-      [
-        rows.map((row) => row.email),
-        rows.map((row) => row.source),
-        rows.map((row) => row.networkHash),
-        rows.map((row) => row.addressHashes[0] ?? null),
-        rows.map((row) => row.addressHashes[1] ?? null),
-      ],
-    );
-    return new Map(result.rows.map((row) => [row.email, row.id]));
+  /** Single-mode rows with distinct addresses in one statement (mailbox-signups.ts). */
+  private insertSignups(rows: readonly SignupRow[]): Promise<Map<string, string>> {
+    return this.mailboxSignups.insertActive(rows);
+  }
+
+  mailboxHashKey(candidate: string) {
+    return this.mailboxSignups.mailboxHashKey(candidate);
   }
 
   async activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null> {
@@ -211,8 +186,8 @@ export class SqlStore implements Store {
     return this.pending.prunePending(days);
   }
 
-  async releaseConfirmation(id: string): Promise<void> {
-    await this.run('update public.email_signups set confirmation_sent_at = null where id::text = $1', [id]);
+  releaseConfirmation(id: string, mailboxHash: string | null = null) {
+    return this.mailboxSignups.releaseConfirmation(id, mailboxHash);
   }
 
   async claimWelcome(id: string): Promise<boolean> {

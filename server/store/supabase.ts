@@ -7,6 +7,7 @@
 // operator applies supabase/migrations, and checkReady says which are missing.
 import { createClient, type PostgrestError, type SupabaseClient } from '@supabase/supabase-js';
 import { digestBatchStore } from './digest-batches.ts';
+import { mailboxSignupStore, type MailboxSignupStore } from './mailbox-signups.ts';
 import { loadMigrations } from './migrate.ts';
 import { pendingSignupStore, type PendingSignupStore } from './pending-signups.ts';
 import { rateLimitCount, rateLimitCounts, type RateLimitCount, type RateLimitHit } from './rate-limit-counters.ts';
@@ -150,6 +151,7 @@ class SupabaseStore implements Store {
   // The digest's batches and runs are SQL functions, called over rpc (supabase/migrations/…_digest_batches.sql).
   private readonly batches: DigestBatchStore = digestBatchStore((name, args) => this.callFunction(name, args));
   private readonly pending: PendingSignupStore = pendingSignupStore((name, args) => this.callFunction(name, args));
+  private readonly mailboxSignups: MailboxSignupStore = mailboxSignupStore((name, args) => this.callFunction(name, args));
 
   constructor(
     private readonly service: SupabaseClient,
@@ -215,10 +217,12 @@ class SupabaseStore implements Store {
     return this.pending.prunePending(days);
   }
 
-  async releaseConfirmation(id: string): Promise<void> {
-    const released = await this.service.from(SIGNUPS).update({ confirmation_sent_at: null }).eq('id', id);
-    if (isInvalidId(released)) return;
-    if (released.error) throw failure('releasing the confirmation throttle', released);
+  mailboxHashKey(candidate: string) {
+    return this.mailboxSignups.mailboxHashKey(candidate);
+  }
+
+  releaseConfirmation(id: string, mailboxHash: string | null = null) {
+    return this.mailboxSignups.releaseConfirmation(id, mailboxHash);
   }
 
   async claimWelcome(id: string): Promise<boolean> {

@@ -24,7 +24,11 @@ export interface SignupRequest {
   mode: SignupMode;
   /** Keyed hash of the client's network address, for the consent record; never the raw value. */
   networkHash: string | null;
-  /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
+  /**
+   * Keyed hashes of the address (server/subscriber-keys.ts): first the hash of its mailbox, which
+   * the suppression list and the per-mailbox confirmation throttle go by; then older hashes that
+   * the suppression list may still hold. Empty: neither applies.
+   */
   addressHashes: readonly string[];
 }
 
@@ -218,14 +222,24 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
    */
   deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 
-  /** Removes signups pending for more than `days` days; returns how many. */
+  /**
+   * Removes signups pending for more than `days` days whose last confirmation e-mail is as old;
+   * returns how many.
+   */
   prunePending(days: number): Promise<number>;
 
   /**
-   * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
-   * the reader's next attempt sends one instead of waiting out the day.
+   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
+   * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
    */
-  releaseConfirmation(id: string): Promise<void>;
+  mailboxHashKey(candidate: string): Promise<string>;
+
+  /**
+   * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
+   * the reader's next attempt sends one instead of waiting out the day: the row's, and the
+   * mailbox's (`mailboxHash`, the first of the signup's address hashes) if this row claimed it.
+   */
+  releaseConfirmation(id: string, mailboxHash?: string | null): Promise<void>;
 
   /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
   claimWelcome(id: string): Promise<boolean>;
