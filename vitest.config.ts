@@ -5,7 +5,7 @@ export default mergeConfig(
   viteConfig,
   defineConfig({
     test: {
-      include: ['{content,client,server,emails,jobs,scripts,tests}/**/*.test.{ts,tsx}'],
+      include: ['{bin,content,client,server,emails,jobs,scripts,tests}/**/*.test.{ts,tsx}'],
       globalSetup: ['tests/setup/build.ts', 'tests/setup/postgres.ts'],
       // A test that starts its own embedded database needs ~3 s on a quiet machine and over 30 s on
       // a loaded one; the limit catches hangs, not slowness (speed lives in bench/).

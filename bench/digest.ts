@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
@@ -80,7 +80,7 @@ async function procStatusKb(pid: number, field: string): Promise<number | null> 
 function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number }> {
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'jobs/digest-cli.ts', '--json', '--recap', recap], {
+  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'bin/digest.ts', '--json', '--recap', recap], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@
 // costs a signup. Both compared within this run:
 // - report: the store's snapshot (one SQL function) and the whole `gather + render`, on a list of
 //   100,000 with a year of history, 10 recaps sent to ~80,000 each and 2,000 webhook events;
-// - signups: 20,000 concurrent store.addSignup calls (the batched path the API uses) with the
+// - signups: 20,000 concurrent single-mode signups (store.signUp, the batched path the API uses) with the
 //   statement-level trigger on, then off, alternating, as a ratio.
 //   npm run bench -- report
 import { performance } from 'node:perf_hooks';
@@ -11,6 +11,7 @@ import { gatherReport } from '../jobs/report/gather.ts';
 import { renderReportHtml } from '../jobs/report/render.tsx';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
+import { addSignup } from '../tests/support/store-ops.ts';
 import { recordResults } from './support/results.ts';
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 100_000);
@@ -82,7 +83,7 @@ export async function runReportBench(): Promise<void> {
       for (const mode of ['on', 'off'] as const) {
         await sql.query(`alter table public.email_signups ${mode === 'on' ? 'enable' : 'disable'} trigger email_signups_state_insert`);
         const prefix = `signup-${mode}-${round}-`;
-        signupMs[mode].push(await timed(() => Promise.all(Array.from({ length: SIGNUPS }, (_, i) => store.addSignup(`${prefix}${i}@bench.test`, '/')))));
+        signupMs[mode].push(await timed(() => Promise.all(Array.from({ length: SIGNUPS }, (_, i) => addSignup(store, `${prefix}${i}@bench.test`, '/')))));
       }
     }
     await sql.query('alter table public.email_signups enable trigger email_signups_state_insert');

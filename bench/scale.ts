@@ -94,7 +94,7 @@ async function startServer(copy: ScaledCopy, dataDir: string) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
     cwd: copy.root,
     env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL: base, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -28,6 +28,12 @@ export function isIsoDate(value: string): boolean {
   }
 }
 
+/** Whether a string is an ISO 8601 instant with an explicit offset (`2026-11-30T09:00:00Z`, `…T10:00+01:00`). */
+export function isIsoInstant(value: string): boolean {
+  const match = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,3})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/.exec(value);
+  return match !== null && isIsoDate(match[1]!) && !Number.isNaN(Date.parse(value));
+}
+
 export function toIsoDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }

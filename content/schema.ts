@@ -2,7 +2,7 @@
 // Everything downstream (pages, e-mails, feeds, the digest job) imports these types; nothing
 // re-declares a recap's shape.
 import { z } from 'zod';
-import { isIsoDate, recapPathFor } from './dates.ts';
+import { isIsoDate, isIsoInstant, recapPathFor } from './dates.ts';
 import { LAUNCH_PLATFORM } from './site.ts';
 
 // Words that mean "not written yet". A scaffolded week starts with empty strings, which fail the
@@ -60,6 +60,14 @@ export const recapSchema = z
      * touching the rules.
      */
     daysAfterPrevious: z.int('daysAfterPrevious must be a whole number of days').min(1, 'daysAfterPrevious must be at least 1').optional(),
+    /**
+     * When the week becomes public, as an ISO instant with its offset (`2026-11-30T07:00:00Z`).
+     * Left out (the usual case), it is the week's date at 09:00 in DIGEST_TZ (content/publication.ts).
+     */
+    publishAt: z
+      .string()
+      .refine(isIsoInstant, 'publishAt must be an ISO date and time with its offset, such as 2026-11-30T09:00:00Z or 2026-11-30T10:00:00+01:00')
+      .optional(),
     /** The week's theme, shown under 'Week of {date}'. */
     headline: prose('headline'),
     /** The title on archive and home cards. */

@@ -16,11 +16,12 @@ export const OUT_DIR = 'dist/bin';
 
 /** dist/bin/NAME.js ← source. Every file these import from the repository is bundled in. */
 export const ENTRIES: Record<string, string> = {
-  server: 'server/main.ts',
-  digest: 'jobs/digest-cli.ts',
-  migrate: 'server/cli/migrate.ts',
-  subscribers: 'server/cli/subscribers.ts',
-  report: 'jobs/report-cli.ts',
+  server: 'bin/server.ts',
+  digest: 'bin/digest.ts',
+  migrate: 'bin/migrate.ts',
+  subscribers: 'bin/subscribers.ts',
+  report: 'bin/report.ts',
+  preview: 'bin/preview.ts',
 };
 
 /**

@@ -11,6 +11,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = [
   'client',
   'content',
+  'bin',
   'server',
   'jobs',
   'emails',

@@ -5,16 +5,16 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { recaps, recapSummaries } from '../content/index.ts';
-import { createPageData } from '../content/page-data.ts';
+import { recaps } from '../content/index.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
-import type { Config } from './config.ts';
+import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
-import { createPageServer, type Renderer } from './render.ts';
-import { feedsRouter } from './routes/feeds.ts';
-import { pageDataRouter } from './routes/page-data.ts';
+import type { Renderer } from './render.ts';
+import { pathsOf, publicSite } from './public-site.ts';
+import type { Publishing } from './published-site.ts';
+import { previewRouter } from './routes/preview.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { subscribeRouter } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
@@ -43,17 +43,24 @@ export interface AppDeps {
   assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
   /** For confirmation and welcome e-mails; made from config.mailer on first use when not given. */
   mailer?: Mailer;
+  /**
+   * Which weeks exist and when each becomes public (server/published-site.ts): the content's
+   * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
+   */
+  publishing?: Publishing;
 }
 
-/** Every page path the site has: home, archive, about and one per recap. */
+/** Every page path the site has once every week is public: home, archive, about and one per recap. */
 export function sitePaths(): ReadonlySet<string> {
-  return new Set(['/', '/archive', '/about', ...recapSummaries.map((summary) => summary.path)]);
+  return pathsOf(recaps);
 }
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-export function createApp({ config, store, renderer, logger, assets, mailer }: AppDeps) {
+export function createApp({ config, store, renderer, logger, assets, mailer, publishing = { recaps, clock: () => new Date(), timeZone: 'UTC' } }: AppDeps) {
   const app = express();
+  const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
+  const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
   const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
   const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets, storedMailboxKey(store));
   let mailerMade: Promise<Mailer> | undefined;
@@ -66,11 +73,12 @@ export function createApp({ config, store, renderer, logger, assets, mailer }: A
     },
     siteUrl: config.siteUrl,
     secret: config.unsubscribeSecret,
+    newestRecap: () => site.site.current().recaps[0],
   });
   const welcome = config.welcomeEmail === true;
   const onMailError = (error: unknown, kind: string) => logger.error({ err: error }, `${kind} e-mail could not be sent`);
   const production = config.env === 'production';
-  const knownPaths = sitePaths();
+  const knownPaths = pathsOf(publishing.recaps);
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
@@ -184,9 +192,9 @@ export function createApp({ config, store, renderer, logger, assets, mailer }: A
     sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
-  app.use(feedsRouter({ siteUrl: config.siteUrl }));
-  const { source: pageData } = createPageData(recaps);
-  app.use(pageDataRouter(pageData));
+  app.use(site.feeds);
+  app.use(site.pageData);
+  app.use(site.shareCards);
 
   if (assets.kind === 'static') {
     app.use(
@@ -217,20 +225,18 @@ export function createApp({ config, store, renderer, logger, assets, mailer }: A
     next();
   });
 
-  const servePage = createPageServer({
-    renderer,
-    siteUrl: config.siteUrl,
-    knownPaths,
-    pageData,
-    onRenderError: (error) => logger.error({ err: error }, 'page render failed'),
-  });
-  app.get('/{*path}', async (req, res, next) => {
-    try {
-      await servePage(req, res);
-    } catch (error) {
-      next(error);
-    }
-  });
+  app.use(
+    previewRouter({
+      publicSite: site,
+      publishing,
+      renderer,
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
+      onRenderError,
+    }),
+  );
+  app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
     res.status(405).set('Allow', 'GET, HEAD').type('text').send('This address only answers GET and HEAD requests.');
   });

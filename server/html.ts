@@ -10,9 +10,11 @@ export function escapeHtml(text: string): string {
 export interface HeadContext {
   siteUrl: string;
   pathname: string;
+  /** Keep an indexable page out of search results all the same (a preview of a coming week). */
+  noindex?: boolean;
 }
 
-export function renderHead(head: PageHead, { siteUrl, pathname }: HeadContext): string {
+export function renderHead(head: PageHead, { siteUrl, pathname, noindex = false }: HeadContext): string {
   const tags = [
     `<title>${escapeHtml(head.title)}</title>`,
     `<meta name="description" content="${escapeHtml(head.description)}" />`,
@@ -21,6 +23,7 @@ export function renderHead(head: PageHead, { siteUrl, pathname }: HeadContext): 
   if (head.indexable) {
     tags.push(`<link rel="canonical" href="${escapeHtml(siteUrl + pathname)}" />`);
     tags.push(...shareTags(head, siteUrl, siteUrl + pathname), ...(head.jsonLd?.(siteUrl) ?? []).map(jsonLdScript));
+    if (noindex) tags.push('<meta name="robots" content="noindex" />');
   } else {
     tags.push('<meta name="robots" content="noindex" />');
   }

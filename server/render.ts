@@ -39,6 +39,12 @@ export interface PageServerOptions {
   /** The route loaders' data, read from the content. */
   pageData: PageDataSource;
   onRenderError: (error: unknown) => void;
+  /**
+   * A preview of a coming week: every page is rendered per request, kept out of every cache and
+   * index (`Cache-Control: private, no-store`, `X-Robots-Tag` and meta robots `noindex`), with this
+   * HTML shown above the page.
+   */
+  preview?: { banner: string };
 }
 
 const NOT_FOUND_KEY = 'not-found';
@@ -50,7 +56,7 @@ function pickEncoding(req: ExpressRequest, brotliReady: boolean): 'br' | 'gzip' 
   return accepted === 'br' || accepted === 'gzip' ? accepted : null;
 }
 
-export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError }: PageServerOptions) {
+export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError, preview }: PageServerOptions) {
   const cache = new Map<string, Promise<CachedPage>>();
 
   async function renderDocument(requestUrl: string, waitForAll: boolean, signal: AbortSignal) {
@@ -60,10 +66,12 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
       renderer.template(url.pathname),
     ]);
     const parts = splitTemplate(template);
-    const head = renderHead(result.head, { siteUrl, pathname: url.pathname });
+    const head = renderHead(result.head, { siteUrl, pathname: url.pathname, noindex: preview !== undefined });
+    // Outside the element React hydrates, so the page itself stays exactly as it will be.
+    const beforeApp = preview ? parts.beforeApp.replace(/<div id="root">\s*$/, (root) => preview.banner + root) : parts.beforeApp;
     return {
       result,
-      opening: parts.beforeHead + head + parts.beforeApp,
+      opening: parts.beforeHead + head + beforeApp,
       closing: parts.beforeData + dataScript(result.hydrationJson) + parts.afterData,
     };
   }
@@ -121,7 +129,12 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
     const timeout = setTimeout(() => result.abort(new Error('Render timed out')), RENDER_TIMEOUT_MS);
     res.status(result.status);
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Cache-Control', preview ? 'private, no-store' : 'no-store');
+    if (preview) {
+      res.setHeader('X-Robots-Tag', 'noindex');
+      // The address carries the preview token: no page it links to may learn it.
+      res.setHeader('Referrer-Policy', 'no-referrer');
+    }
     res.write(opening);
     const body = new PassThrough();
     body.on('end', () => {
@@ -146,7 +159,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
       }
     }
     const url = new URL(req.originalUrl, siteUrl);
-    const dynamic = DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) || !renderer.cacheable;
+    const dynamic = preview !== undefined || DYNAMIC_QUERY.some((name) => url.searchParams.has(name)) || !renderer.cacheable;
     if (dynamic) {
       await streamPage(req, res);
       return;

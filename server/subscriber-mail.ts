@@ -5,7 +5,8 @@
 import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
 import { renderTransactional } from '../emails/render-transactional.ts';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
-import { recapSummaries } from '../content/index.ts';
+import { recaps, type RecapSummary } from '../content/index.ts';
+import { isPublic } from '../content/publication.ts';
 import type { Mailer, MessageOutcome } from './mail/types.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
 
@@ -15,6 +16,8 @@ export interface SubscriberMailOptions {
   siteUrl: string;
   secret: string;
   now?: () => Date;
+  /** The newest public week, which the welcome e-mail links to (server/published-site.ts). */
+  newestRecap?: () => Pick<RecapSummary, 'path' | 'headline'> | undefined;
 }
 
 export interface SubscriberMail {
@@ -22,7 +25,7 @@ export interface SubscriberMail {
   sendWelcome(subscriberId: string, email: string): Promise<MessageOutcome>;
 }
 
-export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date() }: SubscriberMailOptions): SubscriberMail {
+export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date(), newestRecap }: SubscriberMailOptions): SubscriberMail {
   const home = siteUrl.replace(/\/+$/, '');
   return {
     async sendConfirmation(subscriberId, email) {
@@ -34,9 +37,8 @@ export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () =>
     async sendWelcome(subscriberId, email) {
       const token = createUnsubscribeToken(subscriberId, secret);
       const unsubscribeUrl = unsubscribeUrlFor(home, token);
-      // recapSummaries is newest first; a recap scheduled for a later date is not out yet.
-      const today = now().toISOString().slice(0, 10);
-      const newest = recapSummaries.find((summary) => summary.date <= today);
+      // recaps is newest first; a week that is not public yet is not out.
+      const newest = newestRecap ? newestRecap() : recaps.find((recap) => isPublic(recap, { now: now(), timeZone: 'UTC' }));
       const rendered = await renderTransactional(
         WelcomeEmail,
         {

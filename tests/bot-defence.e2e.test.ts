@@ -11,6 +11,7 @@ import { HONEYPOT_FIELD } from '../client/honeypot.ts';
 import { createUnsubscribeToken } from '../server/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -103,7 +104,7 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
 
 describe.skipIf(!chromiumAvailable)('forms on token pages (Origin: null) and forms on other sites', () => {
   it('pressing Unsubscribe, then "Subscribe again" on the unsubscribe page, subscribes the reader again', async () => {
-    await server.store.addSignup('changed.mind.in.chromium@example.com', '/');
+    await addSignup(server.store, 'changed.mind.in.chromium@example.com', '/');
     const { id } = (await server.store.findSubscriberByEmail('changed.mind.in.chromium@example.com'))!;
     const page = await context.newPage();
     const origins: (string | undefined)[] = [];

@@ -196,7 +196,7 @@ describe('.env.example', () => {
 
 describe('the process', () => {
   it('refuses to start in production with an empty environment: exit 1, one line per problem, no stack trace', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
       cwd: new URL('..', import.meta.url),
       env: { NODE_ENV: 'production' },
       encoding: 'utf8',
@@ -218,7 +218,7 @@ describe('the process', () => {
   });
 
   it('names the store and the variable to check, in one line and no stack trace, when the database is unreachable', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
       cwd: new URL('..', import.meta.url),
       // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
       env: { NODE_ENV: 'development', DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:9/none', DIGEST_CRON: 'off', PORT: '0', DATA_DIR: tmpdir() },

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
@@ -22,6 +22,7 @@ import { startDigestCli } from './support/digest-cli.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = 'digest-churn-secret-0123456789abcdef0123456789';
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
@@ -136,7 +137,7 @@ async function signupsAhead(count: number) {
   }
 }
 
-const activeEmails = async () => new Set((await store.listActiveSubscribers(null, 100_000)).map((s) => s.email));
+const activeEmails = async () => new Set((await listActiveSubscribers(store, null, 100_000)).map((s) => s.email));
 
 describe.skipIf(!postgresUrl)('the weekly digest under churn between a crash and the rerun: at most once for all, exactly once for who stayed', () => {
   beforeAll(async () => {

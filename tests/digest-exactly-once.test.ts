@@ -6,13 +6,14 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest, type DigestReport } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest, type DigestReport } from '../jobs/digest/run.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from './support/postgres.ts';
 import { startDigestCli, type CliRun } from './support/digest-cli.ts';
+import { listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = 'exactly-once-secret-0123456789abcdef0123456789';
 const SUBSCRIBERS = 1_000;
@@ -66,7 +67,7 @@ async function ledger(recap: string): Promise<{ subscriber_id: string; provider_
 const expireLeases = () => sql.query(`update public.digest_locks set locked_until = now() - interval '1 second'`);
 
 async function activeEmails(): Promise<string[]> {
-  return (await store.listActiveSubscribers(null, SUBSCRIBERS)).map((s) => s.email);
+  return (await listActiveSubscribers(store, null, SUBSCRIBERS)).map((s) => s.email);
 }
 
 function expectOncePerActive(recap: string, active: string[], gone: string[]) {
@@ -95,7 +96,7 @@ describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exac
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     await insertReaders(sql, SUBSCRIBERS);
-    const everyone = await store.listActiveSubscribers(null, SUBSCRIBERS);
+    const everyone = await listActiveSubscribers(store, null, SUBSCRIBERS);
     leftBefore = everyone.filter((_, i) => i % 20 === 0).map((s) => s.email);
     for (const s of everyone.filter((_, i) => i % 20 === 0)) await store.removeSubscriber(s.id, 'unsubscribed');
     fake = await startFakeResend();
@@ -171,7 +172,7 @@ describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exac
 
   it('skips subscribers who leave while the run is going, re-checking each batch before it goes out', async () => {
     const recap = '2025-06-30';
-    const everyone = await store.listActiveSubscribers(null, SUBSCRIBERS);
+    const everyone = await listActiveSubscribers(store, null, SUBSCRIBERS);
     // In the first page of 500, well after the first batch: read before they leave, sent after.
     const leaving = everyone.slice(250, 260);
     const base = fake.acceptedBatches;

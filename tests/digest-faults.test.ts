@@ -13,8 +13,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { startDigestScheduler } from '../jobs/scheduler.ts';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { createLogger } from '../server/logger.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';

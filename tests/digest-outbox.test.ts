@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'outbox-test-secret-0123456789abcdef0123456789';
@@ -30,7 +31,7 @@ interface CliResult {
 }
 
 function runCli(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/digest.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: SECRET, SITE_URL, DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,7 +81,7 @@ const subscriberEmails = Array.from({ length: ACTIVE }, (_, i) => `reader${Strin
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'lw-digest-outbox-'));
   const store = await openPGliteStore(dataDir);
-  for (const email of [...subscriberEmails, 'left.in.june@example.com', 'left.in.may@example.com']) await store.addSignup(email, '/');
+  for (const email of [...subscriberEmails, 'left.in.june@example.com', 'left.in.may@example.com']) await addSignup(store, email, '/');
   for (const email of ['left.in.june@example.com', 'left.in.may@example.com']) await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, 'unsubscribed');
   await store.close();
 });

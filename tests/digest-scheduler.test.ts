@@ -6,14 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { startDigestScheduler } from '../jobs/scheduler.ts';
-import { runWeeklyDigest, type DigestOptions } from '../jobs/weekly-digest.ts';
+import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
+import { runWeeklyDigest, type DigestOptions } from '../jobs/digest/run.ts';
 import { createLogger } from '../server/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const SECRET = 'scheduler-test-secret-0123456789abcdef012345';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -23,7 +24,7 @@ let store: Store;
 let outboxDir: string;
 beforeAll(async () => {
   store = await openPGliteStore(null);
-  for (let i = 0; i < 150; i++) await store.addSignup(`reader${i}@example.com`, '/');
+  for (let i = 0; i < 150; i++) await addSignup(store, `reader${i}@example.com`, '/');
 });
 afterAll(() => store.close());
 beforeEach(async () => {
@@ -63,11 +64,11 @@ describe('which recap a run sends', () => {
     expect(report).toMatchObject({ outcome: 'stale', sent: 0 });
   });
 
-  it('decides "today" in DIGEST_TZ: Monday morning in Tokyo is still Sunday in UTC', async () => {
-    const sundayNightUtc = new Date('2025-07-13T23:30:00Z');
-    const utc = await runWeeklyDigest(options({ now: sundayNightUtc, dryRun: true }));
+  it('decides publication in DIGEST_TZ: 09:30 on Monday in Tokyo is still before 09:00 in UTC', async () => {
+    const mondayEarlyUtc = new Date('2025-07-14T00:30:00Z');
+    const utc = await runWeeklyDigest(options({ now: mondayEarlyUtc, dryRun: true }));
     expect(utc.recap?.date).toBe('2025-07-06');
-    const tokyo = await runWeeklyDigest(options({ now: sundayNightUtc, timezone: 'Asia/Tokyo', dryRun: true }));
+    const tokyo = await runWeeklyDigest(options({ now: mondayEarlyUtc, timezone: 'Asia/Tokyo', dryRun: true }));
     expect(tokyo.recap?.date).toBe('2025-07-14');
     expect(tokyo).toMatchObject({ outcome: 'dry-run', sent: 150 });
     expect(await files()).toHaveLength(0);
@@ -87,7 +88,7 @@ describe('which recap a run sends', () => {
     const early = new Date('2025-07-10T09:00:00Z');
     const refused = await runWeeklyDigest(options({ mode: 'manual', now: early, recapWeek: '2025-07-14' }));
     expect(refused.outcome).toBe('not-yet');
-    expect(refused.message).toContain('has not come yet');
+    expect(refused.message).toContain('is not public until Mon 14 Jul 2025 09:00 UTC');
     const preview = await runWeeklyDigest(options({ mode: 'manual', now: early, recapWeek: '2025-07-14', testRecipient: 'operator@example.com' }));
     expect(preview).toMatchObject({ outcome: 'test-sent', sent: 1 });
     expect(await files()).toEqual([expect.stringMatching(/^test-/)]);
@@ -167,7 +168,7 @@ describe('the scheduler', () => {
       await scheduler.stop();
     }
     // Stopped means stopped: a new subscriber stays unsent however long we wait.
-    await store.addSignup('after.stop@example.com', '/');
+    await addSignup(store, 'after.stop@example.com', '/');
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await store.countDeliveries('2025-07-06')).toBe(150);
   }, 20_000);

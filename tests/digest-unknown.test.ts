@@ -8,13 +8,14 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest, type DigestOptions } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest, type DigestOptions } from '../jobs/digest/run.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startDigestCli, type CliResult } from './support/digest-cli.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = 'digest-unknown-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -91,7 +92,7 @@ function messageCounts(recap: string) {
 }
 
 const ledgerCount = async (recap: string) => (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
-const activeEmails = async () => (await store.listActiveSubscribers(null, 10_000)).map((s) => s.email);
+const activeEmails = async () => (await listActiveSubscribers(store, null, 10_000)).map((s) => s.email);
 
 describe.skipIf(!postgresUrl)('batches that can no longer be repeated safely', () => {
   beforeAll(async () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../server/renderer.ts';
 import { createUnsubscribeToken } from '../server/unsubscribe-token.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 type SvixMode = 'valid' | 'stale' | 'future' | 'forged' | 'truncated' | 'other-body' | 'garbage' | 'id-only' | 'none';
 
@@ -56,7 +57,7 @@ const tokens: Record<string, string> = {};
 beforeAll(async () => {
   server = await startTestServer({ config: { rateLimitPerMinute: 1e9, resendWebhookSecret: WEBHOOK_SECRET } });
   unconfigured = await startTestServer({ store: server.store, config: { rateLimitPerMinute: 1e9, resendWebhookSecret: undefined } });
-  await server.store.addSignup('token.holder@example.com', '/');
+  await addSignup(server.store, 'token.holder@example.com', '/');
   const holder = await server.store.findSubscriberByEmail('token.holder@example.com');
   const token = createUnsubscribeToken(holder!.id, TEST_UNSUBSCRIBE_SECRET);
   Object.assign(tokens, {

@@ -194,7 +194,7 @@ describe('the Dockerfile', () => {
     for (const path of ['.env', '.env.production', 'node_modules/vite/package.json', 'dist/client/index.html', 'data/db/PG_VERSION', '.git/HEAD', 'tests/config.test.ts', 'server/logger.test.ts', 'bench/index.ts']) {
       expect(isIgnored(path, ignoreRules), path).toBe(true);
     }
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', '.env.example', 'server/main.ts', 'content/index.ts', 'supabase/migrations/20250201000000_email_signups.sql']) {
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', '.env.example', 'bin/server.ts', 'content/index.ts', 'supabase/migrations/20250201000000_email_signups.sql']) {
       expect(isIgnored(path, ignoreRules), path).toBe(false);
     }
   });

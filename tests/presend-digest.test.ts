@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../jobs/weekly-digest.ts';
+import type { DigestReport } from '../jobs/digest/run.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SKIP = new Set(['node_modules', '.git', 'dist', 'data', 'tests', '.tmp', 'bench']);
@@ -50,7 +51,7 @@ beforeAll(async () => {
   writeFileSync(join(workdir, 'content/recaps/2025-07-21.ts'), OVERSIZED_WEEK);
 
   const store = await openPGliteStore(dataDir);
-  for (const email of ['ada@readers.test', 'grace@readers.test', 'linus@readers.test']) await store.addSignup(email, '/');
+  for (const email of ['ada@readers.test', 'grace@readers.test', 'linus@readers.test']) await addSignup(store, email, '/');
   await store.close();
 });
 

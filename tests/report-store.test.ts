@@ -9,6 +9,7 @@ import type { Store } from '../server/store/types.ts';
 import { startFakePostgrest } from './support/fake-postgrest.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { createSupabaseRoles } from './support/supabase-roles.ts';
+import { addSignup, recordDeliveries } from './support/store-ops.ts';
 
 interface Opened {
   store: Store;
@@ -60,10 +61,10 @@ for (const backend of backends) {
 
     it('counts states, signups, sources and each recap’s bounces and complaints', async () => {
       const addresses = ['a@r.test', 'b@r.test', 'c@r.test', 'd@r.test', 'e@r.test'];
-      for (const [i, email] of addresses.entries()) await store.addSignup(email, i < 3 ? '/' : '/weekly-recap-july-14');
-      await store.addSignup('f@r.test', null);
+      for (const [i, email] of addresses.entries()) await addSignup(store, email, i < 3 ? '/' : '/weekly-recap-july-14');
+      await addSignup(store, 'f@r.test', null);
       const ids = await Promise.all([...addresses, 'f@r.test'].map(async (email) => (await store.findSubscriberByEmail(email))!.id));
-      await store.recordDeliveries('2025-07-14', ids.map((subscriberId, i) => ({ subscriberId, providerMessageId: `msg-${i}` })));
+      await recordDeliveries(store, '2025-07-14', ids.map((subscriberId, i) => ({ subscriberId, providerMessageId: `msg-${i}` })));
       await store.removeSubscriber(ids[0]!, 'unsubscribed');
       await store.removeSubscriber(ids[1]!, 'bounced');
       await store.removeSubscriber(ids[2]!, 'complained');
@@ -91,7 +92,7 @@ for (const backend of backends) {
 
     it('shows a returning reader as active again', async () => {
       const before = (await store.reportSnapshot(52)).totals;
-      await store.addSignup('a@r.test', '/about');
+      await addSignup(store, 'a@r.test', '/about');
       const after = (await store.reportSnapshot(52)).totals;
       expect(after.active).toBe(before.active! + 1);
       expect(after.unsubscribed ?? 0).toBe(before.unsubscribed! - 1);
@@ -105,8 +106,8 @@ describe.skipIf(postgresUrl === null)('weekly history', () => {
     const store = await openPostgresStore(db.url);
     const sql = createPgClient(db.url, { max: 1 });
     try {
-      await store.addSignup('early@r.test', '/');
-      await store.addSignup('later@r.test', '/archive');
+      await addSignup(store, 'early@r.test', '/');
+      await addSignup(store, 'later@r.test', '/archive');
       const early = (await store.findSubscriberByEmail('early@r.test'))!.id;
       await store.removeSubscriber(early, 'unsubscribed');
       // Moved into the past as if it had happened then: early joined three weeks ago and left

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const signer = new Webhook(SECRET);
@@ -61,12 +62,12 @@ const deliver = (target: TestServer, body: string, headers: Record<string, strin
   fetch(`${target.url}/webhooks/resend`, { method: 'POST', body, headers });
 
 async function subscribe(email: string) {
-  expect(await server.store.addSignup(email, '/')).toBe('subscribed');
+  expect(await addSignup(server.store, email, '/')).toBe('subscribed');
   return (await server.store.findSubscriberByEmail(email))!;
 }
 
 async function activeEmails() {
-  return (await server.store.listActiveSubscribers(null, 1000)).map((s) => s.email);
+  return (await listActiveSubscribers(server.store, null, 1000)).map((s) => s.email);
 }
 
 describe('accepted events', () => {

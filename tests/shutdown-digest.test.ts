@@ -44,7 +44,7 @@ describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => 
   it('records the batch in flight, sends nothing after it, and exits 0 within 10 s', async () => {
     const port = await freePort();
     const exited = new Promise<{ code: number | null; at: number }>((resolve) => {
-      child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
         cwd: ROOT,
         env: {
           PATH: process.env.PATH,

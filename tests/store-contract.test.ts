@@ -7,12 +7,13 @@ import { normalizeEmail } from '../content/email-address.ts';
 import { migrate } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
-import { SqlStore } from '../server/store/sql-store.ts';
+import { sqlStore } from '../server/store/sql-store.ts';
 import { openSupabaseStore, SupabaseRequestError } from '../server/store/supabase.ts';
 import { StoreUnavailableError, type Store } from '../server/store/types.ts';
 import { startFakePostgrest, unsignedJwt, type FakePostgrest } from './support/fake-postgrest.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { createSupabaseRoles } from './support/supabase-roles.ts';
+import { addSignup, deliveredTo, listActiveSubscribers, recordDeliveries } from './support/store-ops.ts';
 
 async function closedPortUrl(): Promise<{ port: number }> {
   return new Promise((resolve, reject) => {
@@ -80,7 +81,7 @@ const backends: Backend[] = [
     },
     async openUnreachable() {
       const { port } = await closedPortUrl();
-      const store = new SqlStore('postgres', createPgClient(`postgres://postgres@127.0.0.1:${port}/nothing`));
+      const store = sqlStore('postgres', createPgClient(`postgres://postgres@127.0.0.1:${port}/nothing`));
       return { store, cleanup: () => store.close() };
     },
   },
@@ -176,7 +177,7 @@ for (const backend of backends) {
 
     it('adds a new address as an active subscriber', async () => {
       const before = new Date(Date.now() - 60_000);
-      expect(await store.addSignup('ada@example.com', '/')).toBe('subscribed');
+      expect(await addSignup(store, 'ada@example.com', '/')).toBe('subscribed');
       const found = await store.findSubscriberByEmail('ada@example.com');
       expect(found).toMatchObject({ email: 'ada@example.com', active: true });
       expect(found!.createdAt.getTime()).toBeGreaterThan(before.getTime());
@@ -192,16 +193,16 @@ for (const backend of backends) {
     });
 
     it('reports the same address in another case or with spaces as already subscribed', async () => {
-      expect(await store.addSignup(normalizeEmail('grace@example.com'), '/')).toBe('subscribed');
+      expect(await addSignup(store, normalizeEmail('grace@example.com'), '/')).toBe('subscribed');
       const counts = await store.countSubscribers();
-      expect(await store.addSignup(normalizeEmail('  Grace@EXAMPLE.com '), '/archive')).toBe('already_subscribed');
-      expect(await store.addSignup(normalizeEmail('GRACE@example.COM'), null)).toBe('already_subscribed');
+      expect(await addSignup(store, normalizeEmail('  Grace@EXAMPLE.com '), '/archive')).toBe('already_subscribed');
+      expect(await addSignup(store, normalizeEmail('GRACE@example.COM'), null)).toBe('already_subscribed');
       expect(await store.countSubscribers()).toEqual(counts);
     });
 
     it('keeps exactly one row when 50 signups of one address race', async () => {
       const before = await store.countSubscribers();
-      const results = await Promise.all(Array.from({ length: 50 }, () => store.addSignup('race@example.com', '/')));
+      const results = await Promise.all(Array.from({ length: 50 }, () => addSignup(store, 'race@example.com', '/')));
       expect(results.filter((r) => r === 'subscribed')).toHaveLength(1);
       expect(results.filter((r) => r === 'already_subscribed')).toHaveLength(49);
       const after = await store.countSubscribers();
@@ -214,15 +215,15 @@ for (const backend of backends) {
       // Enough at once that the SQL backends write most of them as multi-row statements
       // (server/store/signup-batcher.ts): duplicates inside one statement, a returning reader.
       const addresses = Array.from({ length: 100 }, (_, i) => `crowd${i}@batch.example`);
-      await store.addSignup(addresses[0]!, '/');
+      await addSignup(store, addresses[0]!, '/');
       const returning = (await store.findSubscriberByEmail(addresses[0]!))!;
       await store.removeSubscriber(returning.id, 'unsubscribed');
-      await store.addSignup(addresses[1]!, '/');
+      await addSignup(store, addresses[1]!, '/');
       const before = await store.countSubscribers();
 
       const attempts = [...addresses, ...addresses, ...addresses].map((email, i) => ({ email, i }));
       attempts.sort((a, b) => ((a.i * 7919) % 300) - ((b.i * 7919) % 300)); // interleaved, not grouped
-      const results = await Promise.all(attempts.map(({ email }) => store.addSignup(email, '/')));
+      const results = await Promise.all(attempts.map(({ email }) => addSignup(store, email, '/')));
 
       const subscribedBy = new Map<string, number>();
       results.forEach((result, i) => {
@@ -240,7 +241,7 @@ for (const backend of backends) {
     it('fails only the signup whose row the database refuses when others are written with it', async () => {
       // A NUL character is refused by PostgreSQL's text type: a row-level error, not an outage.
       const good = Array.from({ length: 40 }, (_, i) => `neighbour${i}@batch.example`);
-      const outcomes = await Promise.allSettled([...good.slice(0, 20), 'nul\u0000@batch.example', ...good.slice(20)].map((email) => store.addSignup(email, '/')));
+      const outcomes = await Promise.allSettled([...good.slice(0, 20), 'nul\u0000@batch.example', ...good.slice(20)].map((email) => addSignup(store, email, '/')));
       const refused = outcomes[20]!;
       expect(refused.status).toBe('rejected');
       expect((refused as PromiseRejectedResult).reason).not.toBeInstanceOf(StoreUnavailableError);
@@ -249,7 +250,7 @@ for (const backend of backends) {
     });
 
     it('lets a subscriber leave, and come back by signing up again', async () => {
-      await store.addSignup('linus@example.com', '/');
+      await addSignup(store, 'linus@example.com', '/');
       const { id } = (await store.findSubscriberByEmail('linus@example.com'))!;
       const before = await store.countSubscribers();
 
@@ -258,17 +259,17 @@ for (const backend of backends) {
       expect(await store.findSubscriber(id)).toMatchObject({ active: false });
       expect(await store.countSubscribers()).toMatchObject({ active: before.active - 1, inactive: before.inactive + 1 });
 
-      expect(await store.addSignup('linus@example.com', '/recap/2025-07-14')).toBe('subscribed');
+      expect(await addSignup(store, 'linus@example.com', '/recap/2025-07-14')).toBe('subscribed');
       expect(await store.findSubscriber(id)).toMatchObject({ id, active: true });
       expect(await store.countSubscribers()).toEqual(before);
       // Back and active: another signup is a duplicate again.
-      expect(await store.addSignup('linus@example.com', '/')).toBe('already_subscribed');
+      expect(await addSignup(store, 'linus@example.com', '/')).toBe('already_subscribed');
     });
 
     it('pages through active subscribers in a stable order, without gaps or repeats, skipping those who left', async () => {
       const emails = Array.from({ length: 250 }, (_, i) => `reader${String(i).padStart(3, '0')}@paging.example`);
       for (let i = 0; i < emails.length; i += 25) {
-        const results = await Promise.all(emails.slice(i, i + 25).map((email) => store.addSignup(email, 'import')));
+        const results = await Promise.all(emails.slice(i, i + 25).map((email) => addSignup(store, email, 'import')));
         expect(results.every((r) => r === 'subscribed')).toBe(true);
       }
       const removed = new Set(emails.filter((_, i) => i % 7 === 3));
@@ -282,7 +283,7 @@ for (const backend of backends) {
       let after: string | null = null;
       let pages = 0;
       for (;;) {
-        const page = await store.listActiveSubscribers(after, 40);
+        const page = await listActiveSubscribers(store, after, 40);
         if (page.length === 0) break;
         expect(page.length).toBeLessThanOrEqual(40);
         pages++;
@@ -309,9 +310,9 @@ for (const backend of backends) {
 
     it('counts active subscribers and those who left', async () => {
       const before = await store.countSubscribers();
-      await store.addSignup('count1@example.com', '/');
-      await store.addSignup('count2@example.com', '/');
-      await store.addSignup('count3@example.com', '/');
+      await addSignup(store, 'count1@example.com', '/');
+      await addSignup(store, 'count2@example.com', '/');
+      await addSignup(store, 'count3@example.com', '/');
       const { id } = (await store.findSubscriberByEmail('count2@example.com'))!;
       await store.removeSubscriber(id, 'complained');
       expect(await store.countSubscribers()).toEqual({
@@ -322,34 +323,34 @@ for (const backend of backends) {
     });
 
     it('keeps one ledger row per recap and subscriber, however often it is recorded', async () => {
-      const page = await store.listActiveSubscribers(null, 150);
+      const page = await listActiveSubscribers(store, null, 150);
       expect(page).toHaveLength(150);
       const [a, b, c] = page.map((s) => s.id) as [string, string, string];
-      expect(await store.deliveredTo(RECAP, [])).toEqual(new Set());
-      expect(await store.deliveredTo(RECAP, [a, b, c])).toEqual(new Set());
+      expect(await deliveredTo(store, RECAP, [])).toEqual(new Set());
+      expect(await deliveredTo(store, RECAP, [a, b, c])).toEqual(new Set());
       expect(await store.countDeliveries(RECAP)).toBe(0);
 
-      await store.recordDeliveries(RECAP, [
+      await recordDeliveries(store, RECAP, [
         { subscriberId: a, providerMessageId: 'msg-a' },
         { subscriberId: b, providerMessageId: null },
       ]);
-      expect(await store.deliveredTo(RECAP, [a, b, c])).toEqual(new Set([a, b]));
+      expect(await deliveredTo(store, RECAP, [a, b, c])).toEqual(new Set([a, b]));
       expect(await store.countDeliveries(RECAP)).toBe(2);
 
-      await store.recordDeliveries(RECAP, [
+      await recordDeliveries(store, RECAP, [
         { subscriberId: a, providerMessageId: 'msg-a-again' },
         { subscriberId: c, providerMessageId: 'msg-c' },
       ]);
-      await store.recordDeliveries(RECAP, []);
+      await recordDeliveries(store, RECAP, []);
       expect(await store.countDeliveries(RECAP)).toBe(3);
       expect(await store.countDeliveries('2025-07-06')).toBe(0);
-      expect(await store.deliveredTo('2025-07-06', [a, b, c])).toEqual(new Set());
+      expect(await deliveredTo(store, '2025-07-06', [a, b, c])).toEqual(new Set());
 
       // A whole page of the job at once.
       const ids = page.map((s) => s.id);
-      await store.recordDeliveries(RECAP, ids.map((subscriberId) => ({ subscriberId, providerMessageId: `m-${subscriberId}` })));
+      await recordDeliveries(store, RECAP, ids.map((subscriberId) => ({ subscriberId, providerMessageId: `m-${subscriberId}` })));
       expect(await store.countDeliveries(RECAP)).toBe(150);
-      expect(await store.deliveredTo(RECAP, ids)).toEqual(new Set(ids));
+      expect(await deliveredTo(store, RECAP, ids)).toEqual(new Set(ids));
     });
 
     it('gives the sending lease to one holder at a time, renews it, lets it expire and releases it', async () => {
@@ -379,7 +380,7 @@ for (const backend of backends) {
 
     it('writes digest batches ahead of sending, settles each once with its ledger rows, and keeps a run history', async () => {
       const week = '2025-05-05';
-      for (const email of ['batch-a@example.com', 'batch-b@example.com', 'batch-c@example.com', 'batch-d@example.com']) await store.addSignup(email, '/');
+      for (const email of ['batch-a@example.com', 'batch-b@example.com', 'batch-c@example.com', 'batch-d@example.com']) await addSignup(store, email, '/');
       const [a, b, c, d] = await Promise.all(['batch-a', 'batch-b', 'batch-c', 'batch-d'].map(async (n) => (await store.findSubscriberByEmail(`${n}@example.com`))!));
       await store.removeSubscriber(d!.id, 'bounced');
 
@@ -424,7 +425,7 @@ for (const backend of backends) {
       expect(await store.settleDigestBatch(written.id, { state: 'sent', accepted: [{ subscriberId: c!.id, providerMessageId: 'msg-c' }], failure, at: settledAt })).toBe(true);
       expect(await store.settleDigestBatch(written.id, { state: 'failed', failure, at: settledAt })).toBe(false);
       expect(await store.findDigestBatch(written.id)).toMatchObject({ state: 'sent', providerIds: ['msg-c', null], failure });
-      expect(await store.deliveredTo(week, [a!.id, c!.id])).toEqual(new Set([c!.id]));
+      expect(await deliveredTo(store, week, [a!.id, c!.id])).toEqual(new Set([c!.id]));
       expect(await store.openDigestBatches(week)).toEqual([]);
 
       // Unknown: still open (its members are not planned), settled by a person as "went out".
@@ -435,7 +436,7 @@ for (const backend of backends) {
       expect((await store.listUndelivered(week, null, 100_000)).map((s) => s.id)).not.toContain(b!.id);
       expect(await store.settleDigestBatch(second.id, { state: 'skipped', at: settledAt })).toBe(true);
       expect(await store.markDigestBatchUnknown(second.id, 'again')).toBe(false);
-      expect(await store.deliveredTo(week, [b!.id])).toEqual(new Set([b!.id]));
+      expect(await deliveredTo(store, week, [b!.id])).toEqual(new Set([b!.id]));
 
       await store.finishDigestRun(runId, { recapDate: week, outcome: 'sent', sent: 1, failed: 1, skippedAlreadySent: 0, skippedLeft: 1, unknownBatches: 1, message: 'Sent it.', finishedAt: settledAt });
       const later = await store.startDigestRun('dry-run', new Date('2025-05-06T09:00:00Z'));
@@ -450,7 +451,7 @@ for (const backend of backends) {
     it('reports an unreachable database as StoreUnavailableError', async () => {
       const down = await backend.openUnreachable();
       try {
-        await expect(down.store.addSignup('offline@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(addSignup(down.store, 'offline@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(down.store.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
         await expect(down.store.countSubscribers()).rejects.toBeInstanceOf(StoreUnavailableError);
       } finally {
@@ -479,13 +480,13 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
 
   it('sends every request with the service key: signups are decided by the database function, not the browser key (the anon role may not insert)', async () => {
     fake.requests.length = 0;
-    expect(await store.addSignup('service-only@example.com', '/')).toBe('subscribed');
-    expect(await store.addSignup('service-only@example.com', '/')).toBe('already_subscribed');
+    expect(await addSignup(store, 'service-only@example.com', '/')).toBe('subscribed');
+    expect(await addSignup(store, 'service-only@example.com', '/')).toBe('already_subscribed');
     const { id } = (await store.findSubscriberByEmail('service-only@example.com'))!;
     await store.removeSubscriber(id, 'unsubscribed');
-    expect(await store.addSignup('service-only@example.com', '/')).toBe('subscribed');
+    expect(await addSignup(store, 'service-only@example.com', '/')).toBe('subscribed');
     await store.hitRateLimit('service-only', 1, 60_000, false);
-    await store.listActiveSubscribers(null, 10);
+    await listActiveSubscribers(store, null, 10);
     await store.countSubscribers();
     await store.acquireDigestLock(RECAP, 'a', 1_000);
     await store.checkReady();
@@ -497,14 +498,14 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
   });
 
   it('pages in the same order as the SQL store over the same database', async () => {
-    await Promise.all(Array.from({ length: 120 }, (_, i) => store.addSignup(`order${i}@example.com`, null)));
+    await Promise.all(Array.from({ length: 120 }, (_, i) => addSignup(store, `order${i}@example.com`, null)));
     const sqlStore = await openPostgresStore(db.url, { max: 2 });
     try {
       const walk = async (s: Store) => {
         const ids: string[] = [];
         let after: string | null = null;
         for (;;) {
-          const page = await s.listActiveSubscribers(after, 33);
+          const page = await listActiveSubscribers(s, after, 33);
           if (page.length === 0) return ids;
           ids.push(...page.map((p) => p.id));
           after = page[page.length - 1]!.id;
@@ -551,7 +552,7 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
     const cutOff = await startFakePostgrest(`postgres://postgres@127.0.0.1:${port}/nothing`);
     const cutOffStore = await openSupabaseStore({ url: cutOff.url, anonKey: cutOff.anonKey, serviceRoleKey: cutOff.serviceRoleKey });
     try {
-      const failure = await cutOffStore.addSignup('cut-off@example.com', '/').catch((error: unknown) => error);
+      const failure = await addSignup(cutOffStore, 'cut-off@example.com', '/').catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect((failure as Error).message).toMatch(/PGRST000/);
       await expect(cutOffStore.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -579,7 +580,7 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
   it('passes on a refusal that is not an outage as an error naming the code', async () => {
     const invalid = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: 'not-a-valid-key' });
     try {
-      const failure = await invalid.listActiveSubscribers(null, 10).catch((error: unknown) => error);
+      const failure = await listActiveSubscribers(invalid, null, 10).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(SupabaseRequestError);
       expect(failure).toMatchObject({ status: 401, code: 'PGRST301' });
       // A HEAD answer has no body to carry the code; the status still says what happened.

@@ -6,10 +6,11 @@ import { Agent, request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
-import { classifyError, SqlStore } from '../server/store/sql-store.ts';
+import { classifyError, sqlStore } from '../server/store/sql-store.ts';
 import { StoreUnavailableError, type Store } from '../server/store/types.ts';
 import { hasPostgresServer, startOwnPostgres, type OwnPostgres } from './support/own-postgres.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 type Phase = 'before' | 'stopping' | 'down' | 'starting' | 'after';
 
@@ -103,7 +104,7 @@ describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then co
       expect(notReady.status).toBe(503);
       expect(await notReady.json()).toMatchObject({ status: 'unavailable', store: 'postgres' });
       expect((await get('/healthz')).status).toBe(200);
-      await expect(store.addSignup('direct.outage@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(addSignup(store, 'direct.outage@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
       const form = await fetch(url, {
         method: 'POST',
@@ -186,13 +187,13 @@ describe('a database that cannot be reached in other ways', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const url = `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/postgres`;
     // One connection: the first query waits for the server's greeting, the others for the pool.
-    const hung = new SqlStore('postgres', createPgClient(url, { max: 1 }));
+    const hung = sqlStore('postgres', createPgClient(url, { max: 1 }));
     const server = await startTestServer({ store: hung, config: { rateLimitPerMinute: 1e9 } });
     try {
       const started = performance.now();
       const [first, second, viaApp] = await Promise.allSettled([
-        hung.addSignup('hung.1@example.com', '/'),
-        hung.addSignup('hung.2@example.com', '/'),
+        addSignup(hung, 'hung.1@example.com', '/'),
+        addSignup(hung, 'hung.2@example.com', '/'),
         fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'hung.3@example.com' }) }),
       ]);
       const seconds = (performance.now() - started) / 1000;

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -20,7 +21,7 @@ function run(dataDir: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'server/cli/subscribers.ts', ...args],
+      ['--import', 'tsx', 'bin/subscribers.ts', ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, NODE_ENV: 'test' }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -123,7 +124,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
         ['complained@example.com', 'complained'],
         ['deleted@example.com', 'complained'],
       ] as const) {
-        await store.addSignup(email, '/');
+        await addSignup(store, email, '/');
         await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, reason);
       }
       // Deleted at the owner's request: only the keyed hash of the mailbox stays, under the database's own key.

@@ -8,13 +8,14 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { appStoreKinds } from './support/store-backends.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup, deliveredTo } from './support/store-ops.ts';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -45,7 +46,7 @@ for (const kind of kinds) {
       drop = opened.drop;
       server = await startTestServer({ store: opened.store });
       digestOutbox = await mkdtemp(join(tmpdir(), 'lw-subscription-digest-'));
-      for (const email of ['ada@example.com', 'grumpy@example.com']) await server.store.addSignup(email, '/about');
+      for (const email of ['ada@example.com', 'grumpy@example.com']) await addSignup(server.store, email, '/about');
       await runWeeklyDigest({
         store: server.store,
         mailer: new OutboxMailer({ dir: digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
@@ -145,7 +146,7 @@ for (const kind of kinds) {
         await page.close();
       }
       expect(await server.store.findSubscriber(id)).toBeNull();
-      expect(await server.store.deliveredTo('2025-07-14', [id])).toEqual(new Set());
+      expect(await deliveredTo(server.store, '2025-07-14', [id])).toEqual(new Set());
       if (sql) {
         const kept = await sql.query<{ address_hash: string; reason: string }>('select address_hash, reason from public.subscriber_suppressions');
         expect(kept.rows).toEqual([{ address_hash: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), reason: 'complained' }]);
@@ -172,7 +173,7 @@ for (const kind of kinds) {
         await page.close();
       }
       expect(await server.store.findSubscriber(id)).toBeNull();
-      expect(await server.store.deliveredTo('2025-07-14', [id])).toEqual(new Set());
+      expect(await deliveredTo(server.store, '2025-07-14', [id])).toEqual(new Set());
       if (sql) expect((await sql.query('select 1 from public.subscriber_suppressions')).rows).toHaveLength(1);
     });
   });

@@ -10,13 +10,14 @@ import type { Browser } from 'playwright-core';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { readOutbox, settledOutbox } from './support/outbox.ts';
 import { appStoreKinds } from './support/store-backends.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -69,9 +70,9 @@ for (const kind of kinds) {
 
       it('a complained and a bounced address signed up again through the API and the form stay suppressed, with one confirmation e-mail at most', async () => {
         const addresses = { complained: `spam.${mode}@example.com`, bounced: `dead.${mode}@example.com` } as const;
-        await server.store.addSignup('member@example.com', '/');
+        await addSignup(server.store, 'member@example.com', '/');
         for (const [reason, email] of Object.entries(addresses) as ['complained' | 'bounced', string][]) {
-          await server.store.addSignup(email, '/');
+          await addSignup(server.store, email, '/');
           await server.store.removeSubscriber((await server.store.findSubscriberByEmail(email))!.id, reason);
         }
 

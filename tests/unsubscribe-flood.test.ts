@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUnsubscribeToken } from '../server/unsubscribe-token.ts';
 import { agentFrom, inParallel, send } from './support/from-address.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const SUBSCRIBERS = 5_000;
 const ADDRESSES = ['127.0.0.1', '127.0.0.2', '127.0.0.3'];
@@ -20,7 +21,7 @@ describe('5,000 one-click unsubscribes from 3 network addresses', () => {
     agents = ADDRESSES.map((address) => agentFrom(address));
     const emails = Array.from({ length: SUBSCRIBERS }, (_, i) => `one.click.${i}@example.com`);
     // Concurrent signups are written as multi-row statements (server/store/signup-batcher.ts).
-    await Promise.all(emails.map((email) => server.store.addSignup(email, '/')));
+    await Promise.all(emails.map((email) => addSignup(server.store, email, '/')));
   });
 
   afterAll(async () => {

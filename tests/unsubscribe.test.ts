@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/weekly-digest.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
@@ -16,6 +16,7 @@ import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { createUnsubscribeToken, verifyUnsubscribeToken } from '../server/unsubscribe-token.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const SECRET = 'unsubscribe-test-secret-0123456789abcdef0123';
 
@@ -58,7 +59,7 @@ afterAll(async () => {
 });
 
 async function subscriber(email: string) {
-  await store.addSignup(email, '/');
+  await addSignup(store, email, '/');
   const record = await store.findSubscriberByEmail(email);
   return { id: record!.id, token: createUnsubscribeToken(record!.id, SECRET) };
 }

@@ -7,6 +7,7 @@ import { recapSummaries } from '../content/index.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, settledOutbox } from './support/outbox.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { addSignup } from './support/store-ops.ts';
 
 const subscribe = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
@@ -43,7 +44,7 @@ describe('Welcome e-mail, single mode', () => {
   });
 
   it('never goes to a suppressed address', async () => {
-    await server.store.addSignup('bounced@example.com', '/');
+    await addSignup(server.store, 'bounced@example.com', '/');
     await server.store.removeSubscriber((await server.store.findSubscriberByEmail('bounced@example.com'))!.id, 'bounced');
     expect((await subscribe(server, 'bounced@example.com')).status).toBe(202);
     expect(await welcomes(server, 'bounced@example.com')).toEqual([]);

@@ -1,9 +1,11 @@
-// Which recap a run sends, and whether it may: the newest one whose date has come (or the one
-// asked for), not a future one, and on the schedule only while it is fresh.
+// Which recap a run sends, and whether it may: the newest public one (content/publication.ts), or
+// the one asked for; a coming week only as a dry run or a test copy; on the schedule only while
+// it is fresh.
 import { daysBetween, formatWeekDate } from '../../content/dates.ts';
+import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
-import { plural } from './report.ts';
+import { plural } from '../../content/text.ts';
 
 export interface RecapRef {
   date: string;
@@ -15,10 +17,11 @@ export interface RecapRef {
 
 export interface RecapChoice {
   recaps: readonly Recap[];
-  today: string;
+  /** The run's clock and DIGEST_TZ: which weeks are public, and which day is today. */
+  publication: PublicationClock;
   recapWeek?: string;
   scheduled: boolean;
-  /** A dry run or a test copy may preview a recap whose date has not come. */
+  /** A dry run or a test copy may preview a recap that is not public yet. */
   preview: boolean;
   testRecipient?: string;
   freshnessDays: number;
@@ -42,19 +45,21 @@ export function findRecapIn(recaps: readonly Recap[], week: string): Recap | und
 
 export const weekLabel = (recap: Pick<Recap, 'date'>) => site.recap.weekOf(formatWeekDate(recap.date));
 
-export function chooseRecap({ recaps, today, recapWeek, scheduled, preview, testRecipient, freshnessDays }: RecapChoice): ChosenRecap {
+export function chooseRecap({ recaps, publication, recapWeek, scheduled, preview, testRecipient, freshnessDays }: RecapChoice): ChosenRecap {
+  const today = isoDateIn(publication.now, publication.timeZone);
   const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date));
-  const recap = recapWeek !== undefined ? findRecapIn(newestFirst, recapWeek) : newestFirst.find((candidate) => candidate.date <= today);
+  const recap = recapWeek !== undefined ? findRecapIn(newestFirst, recapWeek) : newestFirst.find((candidate) => isPublic(candidate, publication));
   if (!recap && recapWeek !== undefined) {
     return { refused: 'unknown-recap', ref: null, message: `There is no recap for "${recapWeek}". Use a date such as ${newestFirst[0]?.date ?? '2025-07-14'} or its path.` };
   }
-  if (!recap) return { refused: 'no-recap', ref: null, message: `Nothing to send: no recap is dated on or before ${today}.` };
+  if (!recap) return { refused: 'no-recap', ref: null, message: `Nothing to send: no recap is public yet (today is ${today}).` };
 
   const ageDays = daysBetween(recap.date, today);
   const ref = { date: recap.date, path: recap.path, headline: recap.headline, ageDays };
   const label = weekLabel(recap);
-  if (ageDays < 0 && !preview && !testRecipient) {
-    return { refused: 'not-yet', ref, message: `Nothing sent: ${label} is dated ${recap.date}, which has not come yet (today is ${today}). Preview it with --to or --dry-run.` };
+  if (!isPublic(recap, publication) && !preview && !testRecipient) {
+    const at = formatInstant(publicationInstant(recap, publication.timeZone), publication.timeZone);
+    return { refused: 'not-yet', ref, message: `Nothing sent: ${label} is not public until ${at}. Preview it with --to or --dry-run.` };
   }
   if (scheduled && recapWeek === undefined && ageDays >= freshnessDays && !testRecipient) {
     return {

@@ -1,9 +1,8 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
-import type { DigestRun, DigestRunKind, Store } from '../../server/store/types.ts';
+import { plural } from '../../content/text.ts';
+import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
-
-export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 export type DigestOutcome =
   | 'sent'
@@ -19,6 +18,18 @@ export type DigestOutcome =
   | 'not-yet'
   | 'stopped'
   | 'unknown';
+
+const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'unknown']);
+
+/**
+ * A run failed when a message failed, or when it ended in a way someone has to act on (stopped,
+ * unknown batches, a failed test, a week that does not exist or is not public). Nothing to send
+ * (no recap, a stale one, all served) and another run holding the lease are not failures. The
+ * CLI exits 1 on it; the scheduler logs the run as an error.
+ */
+export function runFailed(report: DigestReport): boolean {
+  return report.failed.some((failure) => failure.count > 0) || FAILING_OUTCOMES.has(report.outcome);
+}
 
 /** A batch the run could not settle safely; the operator decides with `--settle`. */
 export interface UnknownBatch {
@@ -105,7 +116,7 @@ export function closingReport(tally: RunTally, label: string, stopped: string | 
  * Leaves the report in the run history. Best effort: the history must not stop a run whose
  * sending went through (the batches and the ledger are the record that matters).
  */
-export async function recordRun(store: Store, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
+export async function recordRun(store: DigestStore, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
   if (runId === null) return;
   try {
     await store.finishDigestRun(runId, {
@@ -124,7 +135,7 @@ export async function recordRun(store: Store, runId: string | null, report: Dige
   }
 }
 
-export async function startRun(store: Store, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
+export async function startRun(store: DigestStore, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
   try {
     return await store.startDigestRun(kind, at);
   } catch (error) {

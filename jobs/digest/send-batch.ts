@@ -3,10 +3,11 @@
 // answer closes it with its ledger rows in one transaction. Whatever may have gone out but cannot
 // be confirmed stays pending (to be repeated with the same key) or becomes unknown (for a person to
 // decide); it is never counted as a failure and never planned again.
+import { plural } from '../../content/text.ts';
 import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
-import type { BatchFailure, DigestBatch, Store } from '../../server/store/types.ts';
+import type { BatchFailure, DigestBatch, DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
-import { plural, settleCommands, type RunTally, type UnknownBatch } from './report.ts';
+import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
 
 /** How long the provider honours an idempotency key (Resend: 24 hours). */
 export const PROVIDER_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -18,7 +19,7 @@ export const REPEAT_SAFETY_MARGIN_MS = 15 * 60 * 1000;
 const RECORD_ATTEMPTS = 4;
 
 export interface BatchContext {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   unsubscribeSecret: string;
   /** The run's clock (injected in tests, so "25 hours later" is a parameter). */

@@ -2,15 +2,16 @@
 // unknown. `skip`: it went out (the provider's log shows it); its recipients are recorded as served.
 // `send`: it did not; it goes out now, with its stored content, to those of its recipients who are
 // still active, under a new idempotency key (the old one is expired or bound to another body).
+import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
-import { plural, recordRun, RunTally, startRun, type DigestReport } from './report.ts';
+import { recordRun, RunTally, startRun, type DigestReport } from './report.ts';
 import { sendAndRecord } from './send-batch.ts';
 
 export interface SettleOptions {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   unsubscribeSecret: string;
   batchId: string;

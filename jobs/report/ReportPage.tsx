@@ -2,7 +2,7 @@
 // styles in the head. No script, no font, image or stylesheet from anywhere: the file reads the
 // same opened from disk, mailed as an attachment or offline.
 import type { ReactNode } from 'react';
-import type { CheckResult } from '../presend-checks.ts';
+import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
 
@@ -228,6 +228,20 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
                   </>
                 ) : null}
               </>
+            )}
+          </Section>
+
+          <Section id="coming" title="Coming weeks" lede="Weeks in content/recaps that are not public yet: when each page becomes public and when the schedule e-mails it.">
+            {data.coming.length === 0 ? (
+              <p>None: every week in content/recaps is public.</p>
+            ) : (
+              <ul>
+                {data.coming.map((week) => (
+                  <li key={week.date}>
+                    <b>{week.label}</b>: {week.line}.{week.warning ? <p className="advice">Warning: {week.warning}</p> : null}
+                  </li>
+                ))}
+              </ul>
             )}
           </Section>
         </main>

@@ -3,13 +3,15 @@
 // run would do, with the pre-send checks on the recap it would send.
 import { createTask } from 'node-cron';
 import { daysBetween, formatWeekDate } from '../../content/dates.ts';
+import { isPublic } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
 import type { ReportSnapshot } from '../../server/store/report-types.ts';
-import type { Store } from '../../server/store/types.ts';
-import { checkRecap } from '../digest-presend.ts';
-import type { CheckResult } from '../presend-checks.ts';
-import { isoDateIn } from '../weekly-digest.ts';
+import type { ReportReadStore } from '../../server/store/types.ts';
+import { checkRecap } from '../digest/presend.ts';
+import type { CheckResult } from '../digest/presend-checks.ts';
+import { isoDateIn } from '../digest/run.ts';
+import { comingWeeks, type WeekWhen } from '../digest/when.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -56,10 +58,12 @@ export interface ReportData {
   totals: Record<State, number>;
   sends: SendRow[];
   nextRun: NextRun;
+  /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
+  coming: (WeekWhen & { label: string })[];
 }
 
 export interface GatherOptions {
-  store: Store;
+  store: ReportReadStore;
   recaps: readonly Recap[];
   now: Date;
   siteUrl: string;
@@ -79,11 +83,11 @@ export function nextRunAt(cron: string, timezone: string): Date | null {
   }
 }
 
-/** The recap a scheduled run at `at` picks, as runWeeklyDigest does in 'scheduled' mode. */
+/** The recap a scheduled run at `at` picks, as runWeeklyDigest does in 'scheduled' mode: the newest public one, while fresh. */
 function recapForRun(recaps: readonly Recap[], at: Date, timezone: string, freshnessDays: number): { recap: Recap | null; reason: string | null } {
   const day = isoDateIn(at, timezone);
-  const recap = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).find((candidate) => candidate.date <= day);
-  if (!recap) return { recap: null, reason: `no recap is dated on or before ${day}` };
+  const recap = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).find((candidate) => isPublic(candidate, { now: at, timeZone: timezone }));
+  if (!recap) return { recap: null, reason: `no recap is public by ${day}` };
   const age = daysBetween(recap.date, day);
   if (age >= freshnessDays) {
     return {
@@ -126,5 +130,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     bounceRate: rate(send.bounced, send.sent),
     complaintRate: rate(send.complained, send.sent),
   }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active) };
+  const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming };
 }

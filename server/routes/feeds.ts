@@ -1,29 +1,43 @@
-// /rss.xml, /sitemap.xml and /robots.txt. Their bodies depend only on the content and SITE_URL,
-// which change only with a deploy, so each is built once when the app is created.
+// /rss.xml, /sitemap.xml and /robots.txt. Their bodies depend only on the public weeks and
+// SITE_URL, so each is built once per set of public weeks (server/published-site.ts); no cache may
+// keep one past the moment the next week becomes public.
 import express, { type Router } from 'express';
-import { recaps as allRecaps } from '../../content/index.ts';
-import type { Recap } from '../../content/schema.ts';
 import { buildRobotsTxt, buildRssFeed, buildSitemap, FEED_PATH, ROBOTS_PATH, SITEMAP_PATH } from '../feeds.ts';
+import type { Recap } from '../../content/schema.ts';
+import { cappedMaxAge } from '../published-site.ts';
+
+export interface FeedDocuments {
+  rss: string;
+  sitemap: string;
+}
+
+export function buildFeedDocuments(recaps: readonly Recap[], siteUrl: string): FeedDocuments {
+  return { rss: buildRssFeed(recaps, siteUrl), sitemap: buildSitemap(recaps, siteUrl) };
+}
 
 export interface FeedsOptions {
   siteUrl: string;
-  recaps?: readonly Recap[];
+  /** The documents of the weeks public now, and the seconds until the next one is. */
+  current: () => { documents: FeedDocuments; secondsToNext: number | null };
 }
 
 /** An hour: long enough to spare the server from polling readers, short enough that Monday's recap shows up the same morning. */
-const CACHE_CONTROL = 'public, max-age=3600';
+const MAX_AGE_SECONDS = 3600;
 
-export function feedsRouter({ siteUrl, recaps = allRecaps }: FeedsOptions): Router {
+export function feedsRouter({ siteUrl, current }: FeedsOptions): Router {
+  const robots = buildRobotsTxt(siteUrl);
   const documents = [
-    { path: FEED_PATH, type: 'application/rss+xml; charset=utf-8', body: buildRssFeed(recaps, siteUrl) },
-    { path: SITEMAP_PATH, type: 'application/xml; charset=utf-8', body: buildSitemap(recaps, siteUrl) },
-    { path: ROBOTS_PATH, type: 'text/plain; charset=utf-8', body: buildRobotsTxt(siteUrl) },
+    { path: FEED_PATH, type: 'application/rss+xml; charset=utf-8', body: (docs: FeedDocuments) => docs.rss },
+    { path: SITEMAP_PATH, type: 'application/xml; charset=utf-8', body: (docs: FeedDocuments) => docs.sitemap },
+    { path: ROBOTS_PATH, type: 'text/plain; charset=utf-8', body: () => robots },
   ];
   const router = express.Router();
   for (const { path, type, body } of documents) {
     // Express answers HEAD from this GET route and 304 from the ETag it derives from the body.
     router.get(path, (_req, res) => {
-      res.set({ 'Content-Type': type, 'Cache-Control': CACHE_CONTROL }).send(body);
+      const { documents: docs, secondsToNext } = current();
+      const maxAge = path === ROBOTS_PATH ? MAX_AGE_SECONDS : cappedMaxAge(MAX_AGE_SECONDS, secondsToNext);
+      res.set({ 'Content-Type': type, 'Cache-Control': `public, max-age=${maxAge}` }).send(body(docs));
     });
   }
   return router;

@@ -9,14 +9,15 @@ import type { PageDataSource } from '../../content/page-data.ts';
 import { sendError } from '../errors.ts';
 
 function sendData(res: Response, status: number, data: unknown) {
-  // Always revalidated (ETag): the data changes with each weekly deploy.
+  // Always revalidated (ETag): the data changes with each weekly deploy and publication.
   res.status(status).set('Cache-Control', 'no-cache').json(data);
 }
 
-export function pageDataRouter(source: PageDataSource): Router {
+/** `current` gives the data of the weeks public at the time of the request (server/published-site.ts). */
+export function pageDataRouter(current: () => PageDataSource): Router {
   const router = express.Router();
   router.get('/data/home.json', async (_req, res) => {
-    sendData(res, 200, await source.home());
+    sendData(res, 200, await current().home());
   });
   router.get('/data/archive.json', async (req, res) => {
     const { q } = req.query;
@@ -24,11 +25,11 @@ export function pageDataRouter(source: PageDataSource): Router {
       sendError(res, 400, 'invalid_query', 'Search with one query: /data/archive.json?q=word.');
       return;
     }
-    const data = await source.archive(q ?? null);
+    const data = await current().archive(q ?? null);
     sendData(res, data.search?.status === 'too-long' ? 400 : 200, data);
   });
   router.get('/data/recaps/:slug.json', async (req, res) => {
-    const data = await source.recap(`/${req.params.slug}`);
+    const data = await current().recap(`/${req.params.slug}`);
     if (!data) {
       sendError(res, 404, 'not_found', 'There is no recap at this address.');
       return;

@@ -3,6 +3,7 @@
 // by name with named arguments and hand back its jsonb answer: the SQL store does it with a
 // statement, the Supabase store through /rest/v1/rpc. So the logic exists once, in SQL.
 import { z } from 'zod';
+import type { CallFunction } from './call-function.ts';
 import type {
   BatchSettlement,
   DigestBatch,
@@ -15,8 +16,7 @@ import type {
   Subscriber,
 } from './types.ts';
 
-/** Calls `public.<name>(key := value, …)`; objects and arrays travel as JSON text (jsonb). */
-export type CallFunction = (name: string, args: Record<string, unknown>) => Promise<unknown>;
+export type { CallFunction } from './call-function.ts';
 
 const id = z.union([z.string(), z.number()]).transform(String);
 const date = z.string().transform((value) => value.slice(0, 10));
@@ -200,6 +200,10 @@ export function digestBatchStore(call: CallFunction): DigestBatchStore {
 
     async recentDigestRuns(limit: number) {
       return z.array(runRow).parse(await call('digest_recent_runs', { p_limit: limit }));
+    },
+
+    async countDeliveries(recapDate: string) {
+      return Number(await call('digest_count_deliveries', { p_recap_date: recapDate }));
     },
   };
 }

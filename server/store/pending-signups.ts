@@ -1,7 +1,7 @@
 // Monday's clean-up of double opt-in signups that were never confirmed, over the SQL function of
 // supabase/migrations/20261124005010_pending_expires_after_last_confirmation.sql: every backend
 // calls it by name (CallFunction), so the rule of when a pending row expires exists once, in SQL.
-import type { CallFunction } from './digest-batches.ts';
+import type { CallFunction } from './call-function.ts';
 
 export interface PendingSignupStore {
   /** Removes pending rows whose signup and last confirmation e-mail are both older than `days`; says how many. */

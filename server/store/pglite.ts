@@ -7,8 +7,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from './migrate.ts';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.ts';
-import { SqlStore } from './sql-store.ts';
-import { StoreLockedError } from './types.ts';
+import { sqlStore } from './sql-store.ts';
+import { StoreLockedError, type Store } from './types.ts';
 
 interface LockOwner {
   pid: number;
@@ -100,7 +100,7 @@ class PGliteClient implements SqlClient {
 const SMALL_HOST_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
 /** Opens (creating and migrating if needed) the embedded database; `dataDir` null = in memory. */
-export async function openPGliteStore(dataDir: string | null): Promise<SqlStore> {
+export async function openPGliteStore(dataDir: string | null): Promise<Store> {
   let releaseLock = async () => {};
   let db: PGlite;
   if (dataDir === null) {
@@ -119,7 +119,7 @@ export async function openPGliteStore(dataDir: string | null): Promise<SqlStore>
   }
   const client = new PGliteClient(db);
   await migrate(client);
-  return new SqlStore('pglite', {
+  return sqlStore('pglite', {
     query: (sql, params) => client.query(sql, params),
     exec: (sql) => client.exec(sql),
     transaction: (work) => client.transaction(work),

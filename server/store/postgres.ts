@@ -3,7 +3,8 @@
 import pg from 'pg';
 import { migrate } from './migrate.ts';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.ts';
-import { SqlStore } from './sql-store.ts';
+import { sqlStore } from './sql-store.ts';
+import type { Store } from './types.ts';
 
 function executor(target: pg.Pool | pg.PoolClient): SqlExecutor {
   return {
@@ -49,7 +50,7 @@ export function createPgClient(connectionString: string, options: { max?: number
   };
 }
 
-export async function openPostgresStore(connectionString: string, options: { max?: number } = {}): Promise<SqlStore> {
+export async function openPostgresStore(connectionString: string, options: { max?: number } = {}): Promise<Store> {
   const client = createPgClient(connectionString, options);
   try {
     await migrate(client);
@@ -57,5 +58,5 @@ export async function openPostgresStore(connectionString: string, options: { max
     await client.close();
     throw error;
   }
-  return new SqlStore('postgres', client);
+  return sqlStore('postgres', client);
 }

@@ -1,6 +1,7 @@
 // Counters for the signup limits, kept in the database so that every replica counts in the same
 // place (supabase/migrations/20261123000200_signup_rate_limits.sql). The keys are keyed hashes made
 // by the caller; the store never sees a network or e-mail address here.
+import type { CallFunction } from './call-function.ts';
 
 export interface RateLimitCount {
   /** Points counted in the key's current window, this call's included. */
@@ -40,4 +41,22 @@ export function rateLimitCount(value: unknown): RateLimitCount | null {
   if (value === null || value === undefined) return null;
   const row = (typeof value === 'string' ? JSON.parse(value) : value) as { points: number | string; ms_left: number | string };
   return { points: Number(row.points), msLeft: Number(row.ms_left) };
+}
+
+export function rateLimitStore(call: CallFunction): RateLimitCounters {
+  return {
+    hitRateLimit: async (key, points, windowMs, force) =>
+      rateLimitCount(await call('signup_rate_limit_hit', { p_key: key, p_points: points, p_window_ms: Math.round(windowMs), p_force: force }))!,
+    hitRateLimits: async (hits) =>
+      rateLimitCounts(
+        await call('signup_rate_limit_hit_many', {
+          p_keys: hits.map((hit) => hit.key),
+          p_points: hits.map((hit) => hit.points),
+          p_window_ms: hits.map((hit) => Math.round(hit.windowMs)),
+        }),
+        hits,
+      ),
+    peekRateLimit: async (key) => rateLimitCount(await call('signup_rate_limit_peek', { p_key: key })),
+    resetRateLimit: async (key) => (await call('signup_rate_limit_reset', { p_key: key })) === true,
+  };
 }

@@ -3,6 +3,7 @@
 // comes from one SQL function (supabase/migrations/…_report_snapshot_function.sql) on every
 // backend, and is parsed here, at the store's boundary.
 import { z } from 'zod';
+import type { CallFunction } from './call-function.ts';
 
 export interface EmailEvent {
   /** The webhook delivery's svix-id: a replayed delivery is stored once. */
@@ -48,4 +49,19 @@ export interface ReportStore {
   recordEmailEvent(event: EmailEvent): Promise<void>;
   /** The report's figures, covering at most the last `weeks` weeks. */
   reportSnapshot(weeks: number): Promise<ReportSnapshot>;
+}
+
+export function reportStore(call: CallFunction): ReportStore {
+  return {
+    async recordEmailEvent(event) {
+      await call('record_email_event', {
+        p_svix_id: event.svixId,
+        p_event_type: event.type,
+        p_provider_message_id: event.providerMessageId,
+        p_subscriber_id: event.subscriberId,
+        p_occurred_at: event.occurredAt.toISOString(),
+      });
+    },
+    reportSnapshot: async (weeks) => reportSnapshotSchema.parse(await call('report_snapshot', { p_weeks: weeks })),
+  };
 }

@@ -1,11 +1,10 @@
 // The one storage interface the server and the job depend on. Three backends implement it:
 // PGlite (embedded default), Postgres (DATABASE_URL) and Supabase (REST with the project's keys).
+import type { PendingSignupStore } from './pending-signups.ts';
 import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
-
-export type SignupResult = 'subscribed' | 'already_subscribed';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -187,22 +186,17 @@ export interface DigestBatchStore {
   startDigestRun(kind: DigestRunKind, startedAt: Date): Promise<string>;
   finishDigestRun(id: string, result: DigestRunResult): Promise<void>;
   recentDigestRuns(limit: number): Promise<DigestRun[]>;
+  /** Messages of this recap the provider accepted (the delivery ledger). */
+  countDeliveries(recapDate: string): Promise<number>;
 }
 
-export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore {
-  readonly backend: 'pglite' | 'postgres' | 'supabase';
-
-  /**
-   * Adds an address (already normalised and validated). A new address or one that had left
-   * becomes an active subscriber; an active duplicate is reported, detected by the database's
-   * unique key, never by a read before the write.
-   */
-  addSignup(email: string, source: string | null): Promise<SignupResult>;
-
+/** The subscriber's rows and state changes (subscribers.ts). */
+export interface SubscriberStore {
   /**
    * A signup in the operator's mode, with the state rules of DESIGN.md decided by the database:
    * bounced and complained addresses (and hashes on the suppression list) never become active
-   * here; confirmation e-mails are throttled per address (24 h, 30 days when suppressed).
+   * here; confirmation e-mails are throttled per address (24 h, 30 days when suppressed). A new
+   * address's activation is detected by the database's unique key, never by a read before the write.
    */
   signUp(request: SignupRequest): Promise<SignupDecision>;
 
@@ -223,18 +217,6 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
   deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 
   /**
-   * Removes signups pending for more than `days` days whose last confirmation e-mail is as old;
-   * returns how many.
-   */
-  prunePending(days: number): Promise<number>;
-
-  /**
-   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
-   * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
-   */
-  mailboxHashKey(candidate: string): Promise<string>;
-
-  /**
    * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
    * the reader's next attempt sends one instead of waiting out the day: the row's, and the
    * mailbox's (`mailboxHash`, the first of the signup's address hashes) if this row claimed it.
@@ -253,34 +235,70 @@ export interface Store extends RateLimitCounters, DigestBatchStore, ReportStore 
    */
   removeSubscriber(id: string, reason: RemovalReason): Promise<boolean>;
 
-  /** Active subscribers in a stable order (by id), `limit` at a time after `afterId`. */
-  listActiveSubscribers(afterId: string | null, limit: number): Promise<Subscriber[]>;
-
-  /** Every subscriber (active or not) in id order, for export. */
+  /** Every subscriber (active or not) in id order, `limit` at a time after `afterId`, for export. */
   listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]>;
 
   countSubscribers(): Promise<SubscriberCounts>;
+}
 
-  /** Of the given subscribers, those that already have a delivery for this recap. */
-  deliveredTo(recapDate: string, subscriberIds: readonly string[]): Promise<Set<string>>;
+/** The key of the mailbox hashes (mailbox-keys.ts). */
+export interface MailboxKeyStore {
+  /**
+   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
+   * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
+   */
+  mailboxHashKey(candidate: string): Promise<string>;
+}
 
-  /** Records accepted messages; an existing row for the same recap and subscriber is kept. */
-  recordDeliveries(recapDate: string, deliveries: readonly Delivery[]): Promise<void>;
-
-  countDeliveries(recapDate: string): Promise<number>;
-
+/** The sending lease of a recap (digest-lease.ts). */
+export interface DigestLeaseStore {
   /**
    * Takes or renews the sending lease for a recap. Returns false while another holder's lease
    * is still valid. A lease that is not renewed expires after `leaseMs`.
    */
   acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean>;
   releaseDigestLock(recapDate: string, holder: string): Promise<void>;
+}
+
+/** What a backend adds to the operations: which one it is, readiness, shutdown. */
+export interface StoreTransport {
+  readonly backend: 'pglite' | 'postgres' | 'supabase';
 
   /** Throws StoreUnavailableError unless the store answers and its migrations are applied. */
   checkReady(): Promise<void>;
 
   close(): Promise<void>;
 }
+
+export interface Store extends StoreTransport, SubscriberStore, MailboxKeyStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
+
+// What each consumer uses of the Store, so each sees only its own part.
+
+/** The site's routes and bot defences. */
+export type SiteStore = Pick<
+  Store,
+  | 'signUp'
+  | 'activateSubscriber'
+  | 'subscriberDetails'
+  | 'deleteSubscriber'
+  | 'releaseConfirmation'
+  | 'mailboxHashKey'
+  | 'claimWelcome'
+  | 'findSubscriber'
+  | 'findSubscriberByEmail'
+  | 'removeSubscriber'
+  | 'recordEmailEvent'
+> &
+  RateLimitCounters;
+
+/** The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, and a few figures. */
+export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
+
+/** The operator's report (jobs/report). */
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries'>;
+
+/** `npm run subscribers` (bin/subscribers.ts). */
+export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
 
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {

@@ -142,43 +142,46 @@ begin
 end
 $$;
 
--- Single mode's group commit (server/store/signup-batcher.ts): new addresses, and rows the reader
--- had left or that waited for a confirmation, made active in one statement, in the order given.
--- p_rows: [{email, source, network_hash, hashes: [...]}] with distinct addresses. Addresses on the
--- suppression list (by any of their hashes) are left out; so is any other existing row: the
--- signup function decides those one by one. Returns [{id, email}] of the rows it made active.
-create or replace function public.signup_insert_active(p_rows jsonb)
+-- Single mode's group commit (server/store/signup-batcher.ts; 20261124001010 wrote it for two
+-- hashes per row): rows with distinct addresses inserted in the order given; an address the reader
+-- had left (or that waited for a confirmation) is activated again. p_address_hashes holds every
+-- row's hashes as JSON ([["mailbox hash", "older hash", …], …]); a row any of whose hashes is on
+-- the suppression list is left out, as are rows already there in any other state: signup_subscriber
+-- decides those. Answers {"address": "id", …} for the addresses this call made active.
+drop function if exists public.signup_subscribers_many(text[], text[], text[], text[], text[]);
+create or replace function public.signup_subscribers_many(
+  p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb
+)
 returns jsonb
 language sql
 volatile
 security invoker
 set search_path = ''
 as $$
-  with incoming as (
-    select r.value->>'email' as email, r.value->>'source' as source, r.value->>'network_hash' as network_hash,
-           array(select jsonb_array_elements_text(coalesce(r.value->'hashes', '[]'::jsonb))) as hashes, r.position
-    from jsonb_array_elements(p_rows) with ordinality as r(value, position)
-  ),
-  activated as (
-    insert into public.email_signups (email, source, signup_ip_hash)
-    select i.email, i.source, i.network_hash
-    from incoming i
-    where not exists (select 1 from public.subscriber_suppressions s where s.address_hash = any(i.hashes))
-    order by i.position
+  with activated as (
+    insert into public.email_signups as e (email, source, signup_ip_hash)
+    select incoming.email, incoming.source, incoming.network_hash
+    from unnest(p_emails, p_sources, p_network_hashes) with ordinality as incoming(email, source, network_hash, position)
+    where not exists (
+      select 1 from public.subscriber_suppressions s
+      where s.address_hash in (select jsonb_array_elements_text(coalesce(p_address_hashes -> (incoming.position::int - 1), '[]'::jsonb)))
+    )
+    order by incoming.position
     on conflict (email) do update
       set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null, status_changed_at = now(),
-          resubscribed_at = case when public.email_signups.status = 'unsubscribed' then now() else public.email_signups.resubscribed_at end,
+          resubscribed_at = case when e.status = 'unsubscribed' then now() else e.resubscribed_at end,
           source = excluded.source, signup_ip_hash = excluded.signup_ip_hash
-      where public.email_signups.status in ('unsubscribed', 'pending')
-    returning id::text as id, email
+      where e.status in ('unsubscribed', 'pending')
+    returning e.id::text as id, e.email
   )
-  select coalesce(jsonb_agg(jsonb_build_object('id', a.id, 'email', a.email)), '[]'::jsonb) from activated a;
+  select coalesce(jsonb_object_agg(a.email, a.id), '{}'::jsonb) from activated a;
 $$;
 
 -- A confirmation that could not be sent gives its throttle back, the row's and the mailbox's, so
 -- the reader's next attempt sends one instead of waiting out the day. The mailbox's claim is given
 -- back only if it is still this row's (claimed in the same statement, so at the same instant),
--- never a later claim by another spelling.
+-- never a later claim by another spelling. (Replaces 20261124001010's one-argument version.)
+drop function if exists public.release_confirmation(text);
 create or replace function public.release_confirmation(p_id text, p_mailbox_hash text)
 returns void
 language plpgsql
@@ -225,7 +228,7 @@ declare
   fns text[] := array[
     'public.mailbox_hash_key(text)',
     'public.signup_subscriber(text, text, text, text, text[])',
-    'public.signup_insert_active(jsonb)',
+    'public.signup_subscribers_many(text[], text[], text[], jsonb)',
     'public.release_confirmation(text, text)',
     'public.prune_pending_subscribers(integer)'
   ];

@@ -18,7 +18,7 @@ export interface CliRun {
 
 /** `env` is the whole environment of the child (plus PATH and HOME): nothing leaks in from the test run. */
 export function startDigestCli(args: readonly string[], env: Record<string, string>): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'jobs/digest-cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/digest.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
+import type { Publishing } from '../../server/published-site.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
@@ -21,7 +22,7 @@ export interface TestServer {
 
 export const TEST_UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret-0123456789abcdef0123456789';
 
-export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig>; logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig>; logger?: Logger; publishing?: Publishing } = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-test-'));
   const store = options.store ?? (await openPGliteStore(join(dataDir, 'data')));
   const renderer = await loadBuiltRenderer();
@@ -44,7 +45,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
-  server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } }));
+  server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing }));
   return {
     url,
     store,

@@ -6,7 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { migrate } from '../../server/store/migrate.ts';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
 import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
-import { SqlStore } from '../../server/store/sql-store.ts';
+import { sqlStore } from '../../server/store/sql-store.ts';
+import type { Store } from '../../server/store/types.ts';
 import { createTestDatabase, postgresUrl } from './postgres.ts';
 
 /** A raw in-memory PGlite as a SqlClient. */
@@ -24,7 +25,7 @@ export function pgliteClient(db: PGlite = new PGlite()): SqlClient {
 }
 
 export interface OpenedSqlBackend {
-  store: SqlStore;
+  store: Store;
   sql: SqlClient;
   cleanup(): Promise<void>;
 }
@@ -36,7 +37,7 @@ export const sqlBackends = [
     async open(): Promise<OpenedSqlBackend> {
       const client = pgliteClient();
       await migrate(client);
-      const store = new SqlStore('pglite', client);
+      const store = sqlStore('pglite', client);
       return { store, sql: client, cleanup: () => store.close() };
     },
   },

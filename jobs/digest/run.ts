@@ -10,20 +10,21 @@
 //   still remembers that key (24 h); later it marks it unknown and says how to settle it.
 // - The ledger and open batches keep everyone already served or in flight out of new batches.
 // - The lease keeps a second process from sending the same recap at the same time.
-import { prepareDigest } from '../emails/render-digest.ts';
-import type { Recap } from '../content/schema.ts';
-import type { Mailer } from '../server/mail/types.ts';
-import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../server/store/types.ts';
-import { digestContentOf, messageFrom } from './digest/content.ts';
-import { candidateGroups, DEFAULT_PAGE_SIZE } from './digest/plan.ts';
-import { chooseRecap, isoDateIn, type RecapRef } from './digest/recap.ts';
-import { DEFAULT_LEASE_MS, SendingLease } from './digest/lease.ts';
-import { closingReport, plural, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './digest/report.ts';
-import { sendAndRecord, settleOpenBatches, type BatchContext } from './digest/send-batch.ts';
+import { prepareDigest } from '../../emails/render-digest.ts';
+import type { Recap } from '../../content/schema.ts';
+import { plural } from '../../content/text.ts';
+import type { Mailer } from '../../server/mail/types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
+import { digestContentOf, messageFrom } from './content.ts';
+import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
+import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
+import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
+import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './report.ts';
+import { sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
 
 export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
-export { findRecapIn } from './digest/recap.ts';
+export { findRecapIn } from './recap.ts';
 export type { DigestOutcome, DigestReport, RecapRef };
 
 export interface DigestLog {
@@ -44,7 +45,7 @@ export interface DigestProgress {
 }
 
 export interface DigestOptions {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   /** Newest first or in any order; the job sorts. */
   recaps: readonly Recap[];
@@ -53,7 +54,7 @@ export interface DigestOptions {
   siteUrl: string;
   unsubscribeSecret: string;
   mode: 'scheduled' | 'manual';
-  /** `2025-07-14` or its path; the newest recap whose date has come when absent. */
+  /** `2025-07-14` or its path; the newest public recap when absent. */
   recapWeek?: string;
   /** Render and count, send nothing, touch no ledger and take no lease. */
   dryRun?: boolean;
@@ -73,9 +74,7 @@ export interface DigestOptions {
    * Where "pre-send checks" run: after the recap is chosen and rendered, before anything is sent
    * (a test copy included). A string stops the run with that reason; null lets it go on.
    */
-  preSend?: (context: { recap: Recap; content: DigestContent; store: Store }) => Promise<string | null>;
-  /** Housekeeping before a real send (e.g. pruning stale pending signups); failures only warn. */
-  beforeSend?: (store: Store, now: Date) => Promise<void>;
+  preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
 }
 
 interface Run {
@@ -125,7 +124,7 @@ async function runChosen(run: Run): Promise<DigestReport> {
   const { options } = run;
   const chosen = chooseRecap({
     recaps: options.recaps,
-    today: isoDateIn(options.now, options.timezone ?? 'UTC'),
+    publication: { now: options.now, timeZone: options.timezone ?? 'UTC' },
     recapWeek: options.recapWeek,
     scheduled: options.mode === 'scheduled',
     preview: options.dryRun ?? false,
@@ -215,7 +214,6 @@ async function sendAll(run: Run, content: DigestContent, label: string): Promise
 async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLease): Promise<string | null> {
   const { store, mailer, unsubscribeSecret, signal, log } = run.options;
   const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line) };
-  await run.options.beforeSend?.(store, run.clock()).catch((error: unknown) => log?.warn(`Housekeeping before sending failed: ${error instanceof Error ? error.message : String(error)}`));
   run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
   const total = (await store.countSubscribers()).active;
 

@@ -1,11 +1,11 @@
 // npm run db:migrate: applies supabase/migrations to DATABASE_URL, or to the embedded database in
 // DATA_DIR, and records them in public.app_migrations. A Supabase project is migrated over its
 // direct Postgres connection: the REST interface the server uses cannot run DDL.
-import { ConfigError, parseConfig } from '../config.ts';
-import { loadMigrations, migrate } from '../store/migrate.ts';
-import { openPGliteStore } from '../store/pglite.ts';
-import { createPgClient } from '../store/postgres.ts';
-import { StoreLockedError } from '../store/types.ts';
+import { ConfigError, parseConfig } from '../server/config.ts';
+import { loadMigrations, migrate } from '../server/store/migrate.ts';
+import { openPGliteStore } from '../server/store/pglite.ts';
+import { createPgClient } from '../server/store/postgres.ts';
+import { StoreLockedError } from '../server/store/types.ts';
 
 const USAGE = `Usage: npm run db:migrate
 

@@ -35,8 +35,8 @@ async function main() {
   const args = parseArguments(process.argv.slice(2));
   const [{ openStore, StoreLockedError }, { gatherReport }, { headlineFigures, renderReportHtml }] = await Promise.all([
     import('../server/store/index.ts'),
-    import('./report/gather.ts'),
-    import('./report/render.tsx'),
+    import('../jobs/report/gather.ts'),
+    import('../jobs/report/render.tsx'),
   ]);
   readDotEnv();
   const config = await configOrExit('The report cannot run');

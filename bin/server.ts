@@ -4,13 +4,13 @@
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
-import { startDigestScheduler, type DigestScheduler } from '../jobs/scheduler.ts';
-import { answerClientErrors, createApp } from './app.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { configOrExit, readDotEnv } from './startup.ts';
-import { createMailer } from './mail/index.ts';
-import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from './renderer.ts';
-import { openStore, StoreLockedError, type Store } from './store/index.ts';
+import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
+import { answerClientErrors, createApp } from '../server/app.ts';
+import { createLogger, type Logger } from '../server/logger.ts';
+import { configOrExit, readDotEnv } from '../server/startup.ts';
+import { createMailer } from '../server/mail/index.ts';
+import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
+import { openStore, StoreLockedError, type Store } from '../server/store/index.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
 // that, the store and a running digest batch the rest.
@@ -48,6 +48,8 @@ async function start() {
     renderer,
     logger,
     assets: dev ? { kind: 'middleware', handler: dev.middleware } : { kind: 'static', dir: CLIENT_DIST },
+    // A week turns public at its time (its date at 09:00 in DIGEST_TZ), decided per request.
+    publishing: { recaps, clock: () => new Date(), timeZone: config.digest.timezone },
   });
 
   const server = app.listen(config.port, config.host, () => {

@@ -2,20 +2,19 @@
 // on DIGEST_CRON in DIGEST_TZ. noOverlap keeps a slow run from being joined by the next tick; the
 // lease in the database does the same across processes and replicas.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Recap } from '../content/schema.ts';
-import type { Logger } from '../server/logger.ts';
-import type { Mailer } from '../server/mail/types.ts';
-import type { Store } from '../server/store/types.ts';
-import { prunePendingSignups } from './prune-pending.ts';
-import { presendHook } from './digest-presend.ts';
-import { reportFields } from './digest/report.ts';
-import { runWeeklyDigest, type DigestReport } from './weekly-digest.ts';
+import type { Recap } from '../../content/schema.ts';
+import type { Logger } from '../../server/logger.ts';
+import type { Mailer } from '../../server/mail/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
+import { runDigestJob, type DigestSetup } from './job.ts';
+import { reportFields, runFailed } from './report.ts';
+import type { DigestReport } from './run.ts';
 
 export interface SchedulerOptions {
   cron: string;
   timezone: string;
   freshnessDays: number;
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;
@@ -39,36 +38,28 @@ export interface DigestScheduler {
   stop(): Promise<void>;
 }
 
+const latest = (a: Date, b: Date | undefined) => (b !== undefined && b.getTime() > a.getTime() ? b : a);
+
 export function startDigestScheduler(options: SchedulerOptions): DigestScheduler {
   const { logger } = options;
+  const setup: DigestSetup = {
+    ...options,
+    production: options.production ?? false,
+    log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+  };
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
 
-  const run = (): Promise<DigestReport | null> => {
+  /** `scheduledFor`: the cron time that fired it, so a timer a few milliseconds early still sees the week its 09:00 made public. */
+  const run = (scheduledFor?: Date): Promise<DigestReport | null> => {
     if (stopping.signal.aborted) return Promise.resolve(null);
     if (running) return running;
     running = (async () => {
       try {
-        const log = { info: (line: string) => logger.info(line), warn: (line: string) => logger.warn(line) };
-        const prunedPending = await prunePendingSignups({ store: options.store, log });
-        const report = await runWeeklyDigest({
-          store: options.store,
-          mailer: options.mailer,
-          recaps: options.recaps,
-          now: options.now?.() ?? new Date(),
-          siteUrl: options.siteUrl,
-          unsubscribeSecret: options.unsubscribeSecret,
-          mode: 'scheduled',
-          freshnessDays: options.freshnessDays,
-          timezone: options.timezone,
-          log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
-          preSend: presendHook({ production: options.production ?? false, log: { warn: (line) => logger.warn(line) } }),
-          signal: stopping.signal,
-        });
-        const failed = report.failed.reduce((sum, f) => sum + f.count, 0);
+        const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now: options.now?.() ?? latest(new Date(), scheduledFor), signal: stopping.signal });
         // The same fields the run history keeps (npm run digest -- --history).
         const fields = { prunedPending, ...reportFields(report) };
-        if (failed > 0 || report.outcome === 'stopped' || report.outcome === 'unknown') logger.error(fields, `Weekly digest: ${report.message}`);
+        if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
         else logger.info(fields, `Weekly digest: ${report.message}`);
         return report;
       } catch (error) {
@@ -81,11 +72,11 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     return running;
   };
 
-  const task: ScheduledTask = cron.schedule(options.cron, () => run(), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
+  const task: ScheduledTask = cron.schedule(options.cron, (context) => run(context.date), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
 
   return {
     nextRun: () => task.getNextRun(),
-    runNow: run,
+    runNow: () => run(),
     async stop() {
       stopping.abort();
       await task.stop();

@@ -6,7 +6,9 @@ import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
-import type { DigestProgress, DigestReport } from './weekly-digest.ts';
+import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
+import type { Mailer } from '../server/mail/types.ts';
+import type { Store } from '../server/store/types.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 const HISTORY_ROWS = 20;
@@ -15,13 +17,13 @@ const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] 
        npm run digest -- --history [--json]
        npm run digest -- --settle BATCH send|skip
 
-Sends the newest recap whose date has come to every active subscriber who does not have it yet.
+Sends the newest public recap (from its date at 09:00 in DIGEST_TZ) to every active subscriber who does not have it yet.
 Run it again at any time: whoever already has the recap is skipped.
 
   --dry-run      render and count the e-mails; send nothing, record nothing
   --recap WEEK   send this week instead of the newest: a date such as ${recaps[0]?.date ?? '2025-07-14'}
                  or its path such as ${recaps[0]?.path ?? '/weekly-recap-july-14'}
-  --to EMAIL     send one test copy to EMAIL only; subscribers and the ledger are untouched
+  --to EMAIL     send one test copy to EMAIL only (a coming week too); subscribers and the ledger are untouched
   --json         print the final report as JSON on stdout
   --timeout SECONDS
                  abandon a provider request with no answer after this long and retry it with
@@ -127,24 +129,15 @@ function summary(report: DigestReport): string {
   return lines.join('\n');
 }
 
-const FAILING_OUTCOMES = new Set<DigestReport['outcome']>(['stopped', 'test-failed', 'unknown-recap', 'not-yet', 'unknown']);
+type Args = ReturnType<typeof parseArguments>;
+type Config = Awaited<ReturnType<typeof configOrExit>>;
 
-async function main() {
-  const args = parseArguments(process.argv.slice(2));
-  // Loaded after the arguments are checked, so --help and typos answer at once.
-  const [{ createMailer }, { openStore, StoreLockedError }, { runWeeklyDigest }, { prunePendingSignups }, { presendHook }] = await Promise.all([
-    import('../server/mail/index.ts'),
-    import('../server/store/index.ts'),
-    import('./weekly-digest.ts'),
-    import('./prune-pending.ts'),
-    import('./digest-presend.ts'),
-  ]);
-  readDotEnv();
-  const config = await configOrExit('The digest cannot run');
+const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(`warning: ${line}`) };
 
-  let store;
+async function openStoreOrExit(config: Config): Promise<Store> {
+  const { openStore, StoreLockedError } = await import('../server/store/index.ts');
   try {
-    store = await openStore(config.store);
+    return await openStore(config.store);
   } catch (error) {
     if (error instanceof StoreLockedError) {
       console.error(error.message);
@@ -152,44 +145,51 @@ async function main() {
     }
     throw error;
   }
+}
 
-  if (args.history) {
-    const { historyTable } = await import('./digest/report.ts');
-    try {
-      const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
-      if (args.json) console.log(JSON.stringify({ runs, openBatches: open }));
-      else {
-        console.log(historyTable(runs));
-        for (const batch of open) {
-          console.log(`\nBatch ${batch.id} of the ${batch.recapDate} recap (${batch.subscriberIds.length} recipients, written ${batch.createdAt.toISOString()}) is ${batch.state}${batch.failure ? `: ${batch.failure.reason}` : ''}.`);
-          if (batch.state === 'unknown') console.log(`  Settle it: npm run digest -- --settle ${batch.id} send   (it did not go out)\n            npm run digest -- --settle ${batch.id} skip   (it did)`);
-        }
+async function showHistory(store: Store, json: boolean): Promise<never> {
+  const { historyTable } = await import('../jobs/digest/report.ts');
+  try {
+    const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
+    if (json) console.log(JSON.stringify({ runs, openBatches: open }));
+    else {
+      console.log(historyTable(runs));
+      for (const batch of open) {
+        console.log(`\nBatch ${batch.id} of the ${batch.recapDate} recap (${batch.subscriberIds.length} recipients, written ${batch.createdAt.toISOString()}) is ${batch.state}${batch.failure ? `: ${batch.failure.reason}` : ''}.`);
+        if (batch.state === 'unknown') console.log(`  Settle it: npm run digest -- --settle ${batch.id} send   (it did not go out)\n            npm run digest -- --settle ${batch.id} skip   (it did)`);
       }
-    } finally {
-      await store.close();
     }
-    process.exit(0);
+  } finally {
+    await store.close();
   }
+  process.exit(0);
+}
 
+async function openMailer(config: Config, args: Args) {
+  const { createMailer } = await import('../server/mail/index.ts');
   const mailer = await createMailer(config.mailer, args.requestTimeoutMs === undefined ? {} : { policy: { requestTimeoutMs: args.requestTimeoutMs } });
   console.error(
     mailer.kind === 'resend'
       ? `Mailer: Resend, from ${config.mailer.from}`
       : `Mailer: outbox — no e-mail leaves this machine; .eml files go to ${config.mailer.kind === 'outbox' ? config.mailer.dir : ''}`,
   );
+  return mailer;
+}
 
-  if (args.settle) {
-    const { settleBatch } = await import('./digest/settle.ts');
-    let result;
-    try {
-      result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });
-    } finally {
-      await store.close();
-    }
-    console.log(args.json ? JSON.stringify(result) : result.message);
-    process.exit(result.ok ? 0 : 1);
+async function settle(store: Store, mailer: Mailer, config: Config, args: Args & { settle: NonNullable<Args['settle']> }): Promise<never> {
+  const { settleBatch } = await import('../jobs/digest/settle.ts');
+  let result;
+  try {
+    result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });
+  } finally {
+    await store.close();
   }
+  console.log(args.json ? JSON.stringify(result) : result.message);
+  process.exit(result.ok ? 0 : 1);
+}
 
+/** Ctrl-C (or SIGTERM) once: finish and record the batch in flight; twice: quit at once. */
+function stopOnSignal(): AbortSignal {
   const controller = new AbortController();
   let interrupted = false;
   const onSignal = (signal: string) => {
@@ -200,52 +200,57 @@ async function main() {
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
+  return controller.signal;
+}
 
+/** Progress on stderr every couple of seconds, and once more at the end if it moved since. */
+function progressTicker() {
   let latest: DigestProgress | null = null;
   let printed: DigestProgress | null = null;
-  const ticker = setInterval(() => {
+  const flush = () => {
     if (latest && latest !== printed) {
       console.error(progressLine(latest));
       printed = latest;
     }
-  }, PROGRESS_EVERY_MS);
+  };
+  const ticker = setInterval(flush, PROGRESS_EVERY_MS);
+  return {
+    onProgress: (progress: DigestProgress) => {
+      latest = progress;
+    },
+    stop: () => {
+      clearInterval(ticker);
+      flush();
+    },
+  };
+}
 
-  // Unconfirmed signups older than 30 days go with every real run (not a dry run or a test send).
-  if (!args.dryRun && !args.to) {
-    await prunePendingSignups({ store, log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) } });
-  }
-
+async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Args): Promise<never> {
+  const [{ runDigestJob }, { runFailed }] = await Promise.all([import('../jobs/digest/job.ts'), import('../jobs/digest/report.ts')]);
+  const signal = stopOnSignal();
+  const progress = progressTicker();
   let report: DigestReport;
   try {
-    report = await runWeeklyDigest({
-      store,
-      mailer,
-      recaps,
-      now: new Date(),
-      siteUrl: config.siteUrl,
-      unsubscribeSecret: config.unsubscribeSecret,
-      mode: 'manual',
-      recapWeek: args.recapWeek,
-      dryRun: args.dryRun,
-      testRecipient: args.to,
-      freshnessDays: config.digest.freshnessDays,
-      timezone: config.digest.timezone,
-      log: { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) },
-      preSend: presendHook({ production: config.env === 'production', log: { warn: (line) => console.error(`warning: ${line}`) } }),
-      onProgress: (progress) => {
-        latest = progress;
-      },
-      signal: controller.signal,
-    });
+    const setup = { store, mailer, recaps, siteUrl: config.siteUrl, unsubscribeSecret: config.unsubscribeSecret, freshnessDays: config.digest.freshnessDays, timezone: config.digest.timezone, production: config.env === 'production', log };
+    ({ report } = await runDigestJob(setup, { mode: 'manual', now: new Date(), recapWeek: args.recapWeek, dryRun: args.dryRun, testRecipient: args.to, onProgress: progress.onProgress, signal }));
   } finally {
-    clearInterval(ticker);
+    progress.stop();
     await store.close();
   }
-  if (latest && latest !== printed) console.error(progressLine(latest));
-
   console.log(args.json ? JSON.stringify(report) : summary(report));
-  const failed = report.failed.length > 0 || FAILING_OUTCOMES.has(report.outcome);
-  process.exit(failed ? 1 : 0);
+  process.exit(runFailed(report) ? 1 : 0);
+}
+
+async function main() {
+  const args = parseArguments(process.argv.slice(2));
+  // The job's modules are loaded after the arguments are checked, so --help and typos answer at once.
+  readDotEnv();
+  const config = await configOrExit('The digest cannot run');
+  const store = await openStoreOrExit(config);
+  if (args.history) await showHistory(store, args.json);
+  const mailer = await openMailer(config, args);
+  if (args.settle) await settle(store, mailer, config, { ...args, settle: args.settle });
+  await sendDigest(store, mailer, config, args);
 }
 
 await main();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { recaps } from '../content/index.ts';
-import { checkRecap } from './digest-presend.ts';
+import { recaps } from '../../content/index.ts';
+import { checkRecap } from './presend.ts';
 import { MAX_HTML_BYTES, presendRefusal, runPresendChecks, type PresendCopy } from './presend-checks.ts';
 
 const recap = { date: '2025-07-14', path: '/weekly-recap-july-14', entries: [{ url: 'https://launched.lovable.app/products/flowjoinery' }, { url: 'https://launched.lovable.app/products/querycanary' }] };

@@ -2,13 +2,13 @@
 // unsubscribe link as long as a real one and checked. The digest job calls `presendHook` through
 // its preSend option (after the recap is chosen and rendered, before anything is sent, a test copy
 // included); validate-content and the report call `checkRecap`.
-import { formatWeekDate } from '../content/dates.ts';
-import type { Recap } from '../content/schema.ts';
-import { site } from '../content/site.ts';
-import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../emails/render-digest.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/unsubscribe-token.ts';
+import { formatWeekDate } from '../../content/dates.ts';
+import type { Recap } from '../../content/schema.ts';
+import { site } from '../../content/site.ts';
+import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../emails/render-digest.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/unsubscribe-token.ts';
 import { presendRefusal, runPresendChecks, type CheckResult } from './presend-checks.ts';
-import type { DigestOptions } from './weekly-digest.ts';
+import type { DigestOptions } from './run.ts';
 
 // A uuid-sized id signed with a throwaway key: the link has a real one's length, and can
 // unsubscribe nobody.

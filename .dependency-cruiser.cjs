@@ -1,0 +1,67 @@
+// The layer rule (README, "Layout"), checked by `npm run lint` (so by `npm test`): imports run
+// downwards only, bin/ → jobs/ → server/ → emails/ → content/, client/ beside server/ and never
+// into it; and no two modules import each other, directly or round a longer loop.
+// Tests, benchmarks and build scripts may import any layer; what they import is still checked.
+// A test may import any layer (a unit test beside emails/ signs a link with the server's helper).
+const TEST = '\\.test\\.tsx?$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycle',
+      severity: 'error',
+      comment: 'Two modules that import each other (directly or round a loop) are one module in two files: move the shared part down.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'entry-points-are-not-imported',
+      severity: 'error',
+      comment: 'bin/ holds the process entry points; nothing imports them (a test starts one as a process instead).',
+      from: { pathNot: '^bin/' },
+      to: { path: '^bin/' },
+    },
+    {
+      name: 'server-not-into-jobs',
+      severity: 'error',
+      comment: 'server/ is below jobs/: the digest uses the store and mailer, not the other way round. Wire the two together in bin/.',
+      from: { path: '^server/', pathNot: TEST },
+      to: { path: '^jobs/' },
+    },
+    {
+      name: 'emails-not-into-server-or-jobs',
+      severity: 'error',
+      comment: 'emails/ renders templates from content/; the server and the jobs call it, not the other way round.',
+      from: { path: '^emails/', pathNot: TEST },
+      to: { path: '^(server|jobs)/' },
+    },
+    {
+      name: 'client-not-into-server',
+      severity: 'error',
+      comment: 'client/ runs in the browser too: it knows nothing of the server, the jobs or the e-mails.',
+      from: { path: '^client/', pathNot: TEST },
+      to: { path: '^(server|jobs|emails)/' },
+    },
+    {
+      name: 'content-is-pure',
+      severity: 'error',
+      comment: 'content/ is typed data and pure functions: no React, no I/O, nothing outside content/ but zod.',
+      from: { path: '^content/', pathNot: TEST },
+      to: { pathNot: ['^content/', '(^|/)node_modules/zod/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist|data|coverage|\\.tmp)/' },
+    // Type-only imports count: a type that runs upward still ties the lower layer to the upper.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'],
+    },
+    skipAnalysisNotInRules: false,
+  },
+};

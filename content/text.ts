@@ -1,0 +1,18 @@
+// The few phrasings the site, the e-mails, the feeds and the jobs all build from data: a count
+// with its noun, a week's label, and the Monday e-mail's subject (also the feed item's title).
+// Written once here so a page, a message and a log line never word the same thing two ways; the
+// words themselves ('Week of …') stay with the site's other texts in site.ts.
+import { formatWeekDate } from './dates.ts';
+import { site } from './site.ts';
+
+/** The noun alone, for a sentence that shows the count its own way (or not at all). */
+export const pluralWord = (n: number, one: string, many = `${one}s`): string => (n === 1 ? one : many);
+
+/** `1 day`, `3 days`, `1,204 subscribers`: the count, grouped as in English, and its noun. */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString('en-US')} ${pluralWord(n, one, many)}`;
+
+/** `2025-07-14` → `Week of July 14, 2025`. */
+export const weekLabel = (isoDate: string): string => site.recap.weekOf(formatWeekDate(isoDate));
+
+/** `Week of July 14, 2025: {headline}`: the Monday e-mail's subject and the feed item's title. */
+export const digestSubject = (recap: { date: string; headline: string }): string => `${weekLabel(recap.date)}: ${recap.headline}`;

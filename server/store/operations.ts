@@ -1,0 +1,42 @@
+// The whole Store over named SQL functions: every topic module's operations on one CallFunction,
+// plus what only the backend knows (its name, readiness, shutdown). The SQL and Supabase stores
+// differ in nothing else.
+import type { CallFunction } from './call-function.ts';
+import { digestBatchStore } from './digest-batches.ts';
+import { digestLeaseStore } from './digest-lease.ts';
+import { mailboxKeyStore } from './mailbox-keys.ts';
+import { pendingSignupStore } from './pending-signups.ts';
+import { rateLimitStore } from './rate-limit-counters.ts';
+import { reportStore } from './report-types.ts';
+import { subscriberStore } from './subscribers.ts';
+import type { Store, StoreTransport } from './types.ts';
+
+const functionsOf = new WeakMap<Store, CallFunction>();
+
+export interface Backend extends StoreTransport {
+  call: CallFunction;
+  /** Group-commit single-mode signups (signup-batcher.ts): worth it where a round trip is cheap and rows are many. */
+  batchSignups: boolean;
+}
+
+export function storeOver({ call, batchSignups, backend, checkReady, close }: Backend): Store {
+  const store: Store = {
+    backend,
+    checkReady,
+    close,
+    ...subscriberStore(call, { batchSignups }),
+    ...mailboxKeyStore(call),
+    ...pendingSignupStore(call),
+    ...digestBatchStore(call),
+    ...digestLeaseStore(call),
+    ...rateLimitStore(call),
+    ...reportStore(call),
+  };
+  functionsOf.set(store, call);
+  return store;
+}
+
+/** The function caller behind a store, for tests/support's ledger helpers; undefined for any other object. */
+export function storeFunctions(store: Store): CallFunction | undefined {
+  return functionsOf.get(store);
+}
