@@ -12,6 +12,7 @@ import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
+import { proxyCheck } from './proxy-check.ts';
 import { pathsOf, publicSite } from './public-site.ts';
 import type { Publishing } from './published-site.ts';
 import { previewRouter } from './routes/preview.ts';
@@ -85,6 +86,7 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
+  app.use(proxyCheck({ trustProxy: config.trustProxy, logger, store }));
 
   app.use(requestLog(logger));
   app.use(

@@ -12,6 +12,7 @@ import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { isoDateIn } from '../digest/run.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
+import { setupChecks, type SetupCheck } from './setup-checks.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -60,6 +61,8 @@ export interface ReportData {
   nextRun: NextRun;
   /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
   coming: (WeekWhen & { label: string })[];
+  /** How the servers are set up, from what they recorded while serving (TRUST_PROXY). */
+  setupChecks: SetupCheck[];
 }
 
 export interface GatherOptions {
@@ -131,5 +134,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     complaintRate: rate(send.complained, send.sent),
   }));
   const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming };
+  const setup = setupChecks(await options.store.serverNotices());
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, setupChecks: setup };
 }

@@ -7,6 +7,7 @@ import { digestLeaseStore } from './digest-lease.ts';
 import { mailboxKeyStore } from './mailbox-keys.ts';
 import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
+import { serverNoticeStore } from './server-notices.ts';
 import { reportStore } from './report-types.ts';
 import { subscriberStore } from './subscribers.ts';
 import type { Store, StoreTransport } from './types.ts';
@@ -31,6 +32,7 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     ...digestLeaseStore(call),
     ...rateLimitStore(call),
     ...reportStore(call),
+    ...serverNoticeStore(call),
   };
   functionsOf.set(store, call);
   return store;

@@ -5,6 +5,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { ServerNoticeStore } from './server-notices.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -270,7 +271,8 @@ export interface StoreTransport {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreTransport, SubscriberStore, MailboxKeyStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
+export interface Store
+  extends StoreTransport, SubscriberStore, MailboxKeyStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore, ServerNoticeStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -288,6 +290,8 @@ export type SiteStore = Pick<
   | 'findSubscriberByEmail'
   | 'removeSubscriber'
   | 'recordEmailEvent'
+  | 'recordServerNotice'
+  | 'clearServerNotice'
 > &
   RateLimitCounters;
 
@@ -295,7 +299,7 @@ export type SiteStore = Pick<
 export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'serverNotices'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
 export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
