@@ -5,6 +5,7 @@
 import type { RouteObject } from 'react-router-dom';
 import { formatWeekDate } from '../content/dates.ts';
 import { LAUNCH_PLATFORM, site } from '../content/site.ts';
+import { weekTitle } from '../content/text.ts';
 import { Layout } from './components/Layout.tsx';
 import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type RouteHandle } from './head.ts';
 import { AboutPage } from './pages/AboutPage.tsx';
@@ -45,7 +46,7 @@ const recapHandle: RouteHandle = {
     const description = `${recap.headline}: the ten most upvoted launches on Launched by Lovable for the week of ${week}, led by ${top.map((entry) => entry.name).join(', ')}.`;
     const image = {
       path: shareImagePath(recap.date),
-      alt: `${site.recap.weekOf(week)}: ${recap.headline}. Top 3: ${top.map((entry) => `${entry.name} (${site.recap.upvotes(entry.upvotes)})`).join(', ')}.`,
+      alt: `${weekTitle(recap)}. Top 3: ${top.map((entry) => `${entry.name} (${site.recap.upvotes(entry.upvotes)})`).join(', ')}.`,
     };
     return {
       title: site.recap.documentTitle(week),

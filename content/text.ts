@@ -1,5 +1,5 @@
 // The few phrasings the site, the e-mails, the feeds and the jobs all build from data: a count
-// with its noun, a week's label, and the Monday e-mail's subject (also the feed item's title).
+// with its noun, a week's label, and a week's title (the Monday e-mail's subject, the feed item).
 // Written once here so a page, a message and a log line never word the same thing two ways; the
 // words themselves ('Week of …') stay with the site's other texts in site.ts.
 import { formatWeekDate } from './dates.ts';
@@ -14,5 +14,5 @@ export const plural = (n: number, one: string, many = `${one}s`): string => `${n
 /** `2025-07-14` → `Week of July 14, 2025`. */
 export const weekLabel = (isoDate: string): string => site.recap.weekOf(formatWeekDate(isoDate));
 
-/** `Week of July 14, 2025: {headline}`: the Monday e-mail's subject and the feed item's title. */
-export const digestSubject = (recap: { date: string; headline: string }): string => `${weekLabel(recap.date)}: ${recap.headline}`;
+/** `Week of July 14, 2025: {headline}`: the Monday e-mail's subject, the feed item's title, the share card's alt text. */
+export const weekTitle = (recap: { date: string; headline: string }): string => `${weekLabel(recap.date)}: ${recap.headline}`;

@@ -7,7 +7,8 @@ import { recaps } from '../content/index.ts';
 import { site, withCampaign } from '../content/site.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/unsubscribe-token.ts';
 import { plainTextSpelling, prepareDigest, renderDigestEmail, toLatin1Html, webUrlFor } from './render-digest.ts';
-import { digestSubject, WeeklyDigestEmail } from './WeeklyDigestEmail.tsx';
+import { weekTitle } from '../content/text.ts';
+import { WeeklyDigestEmail } from './WeeklyDigestEmail.tsx';
 
 const SITE_URL = 'https://launchedweekly.com';
 const GMAIL_CLIP_BYTES = 102 * 1024;
@@ -95,7 +96,7 @@ describe('the rendered digest', () => {
       const direct = await renderDigestEmail({ recap, webUrl: webUrlFor(recap, SITE_URL), siteUrl: SITE_URL, unsubscribeUrl: url });
       expect(prepared.personalize(url)).toEqual(direct);
     }
-    expect(prepared.subject).toBe(digestSubject(recap));
+    expect(prepared.subject).toBe(weekTitle(recap));
   });
 
   it('has PreviewProps from a real recap', () => {

@@ -6,15 +6,15 @@
 // Link and Heading add default styles that these override anyway, and a table per section. Kept
 // lean, one copy is about half the size, which is half the bytes the digest job encodes and
 // uploads per batch (bench/RESULTS.md, "Weekly digest").
-import { Body } from '@react-email/body';
-import { Container } from '@react-email/container';
-import { Head } from '@react-email/head';
-import { Html } from '@react-email/html';
 import type { CSSProperties, ReactNode } from 'react';
-import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import type { Recap, RecapEntry } from '../content/schema.ts';
 import { site, withCampaign } from '../content/site.ts';
+import { weekLabel } from '../content/text.ts';
+import { Footer, FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
+import { Brand, EmailFrame } from './kit/Frame.tsx';
+import { Preview } from './kit/Preview.tsx';
+import { colors } from './kit/styles.ts';
 
 export interface WeeklyDigestEmailProps {
   recap: Recap;
@@ -30,23 +30,10 @@ export interface WeeklyDigestEmailProps {
 export const emailText = {
   webVersion: 'Read this recap on the web',
   footerWhy: (siteName: string) => `You are getting this e-mail because you signed up for the ${siteName} newsletter at`,
-  unsubscribe: 'Unsubscribe',
   unsubscribeNote: 'with one click, any time.',
-  subscription: 'Your subscription',
-  subscriptionNote: 'shows what we keep about you, and lets you download or delete it.',
 } as const;
 
-export function digestSubject(recap: Recap): string {
-  return `${site.recap.weekOf(formatWeekDate(recap.date))}: ${recap.headline}`;
-}
-
-const fontFamily = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif";
-const colors = { brand: '#c0265c', ink: '#18181b', muted: '#52525b', surface: '#fafaf9', line: '#e4e4e7', page: '#f4f4f5', marker: '#16a34a' };
-
 const styles = {
-  body: { backgroundColor: colors.page, margin: 0, padding: '24px 0', fontFamily, color: colors.ink },
-  container: { maxWidth: '600px', width: '100%', margin: '0 auto', backgroundColor: '#ffffff', borderRadius: '12px', padding: '32px 24px' },
-  brand: { margin: 0, fontSize: '14px', fontWeight: 700, letterSpacing: '0.02em', color: colors.marker },
   weekOf: { margin: '8px 0 0', fontSize: '28px', lineHeight: '34px', fontWeight: 800 },
   headline: { margin: '8px 0 0', fontSize: '20px', lineHeight: '28px', fontWeight: 600 },
   subtitle: { margin: '4px 0 0', fontSize: '15px', lineHeight: '22px', color: colors.muted },
@@ -62,28 +49,7 @@ const styles = {
   noteText: { margin: '4px 0 0', fontSize: '15px', lineHeight: '23px' },
   webLink: { display: 'inline-block', marginTop: '28px', fontSize: '16px', fontWeight: 700, color: colors.brand },
   hr: { border: 'none', borderTop: `1px solid ${colors.line}`, margin: '28px 0 0' },
-  footer: { margin: '16px 0 0', fontSize: '13px', lineHeight: '20px', color: colors.muted },
-  footerLink: { color: colors.muted, textDecoration: 'underline' },
 } satisfies Record<string, CSSProperties>;
-
-const PREVIEW_LENGTH = 150;
-const previewStyle: CSSProperties = { display: 'none', overflow: 'hidden', lineHeight: '1px', opacity: 0, maxHeight: 0, maxWidth: 0 };
-
-/**
- * The line an inbox shows after the subject, hidden in the message itself. Padded to 150
- * characters with invisible ones (no-break space + zero-width non-joiner, the usual pair) so the
- * inbox does not run on into the first lines of the body. Shorter than React Email's Preview,
- * whose padding repeats seven such characters per step.
- */
-function Preview({ text }: { text: string }) {
-  const shown = text.slice(0, PREVIEW_LENGTH);
-  return (
-    <div style={previewStyle} data-skip-in-text="true">
-      {shown}
-      {'\u00a0\u200c'.repeat(Math.max(0, PREVIEW_LENGTH - shown.length))}
-    </div>
-  );
-}
 
 /** A one-cell layout table: the one box whose background and padding every mail client keeps. */
 function Box({ style, cellStyle, children }: { style: CSSProperties; cellStyle: CSSProperties; children: ReactNode }) {
@@ -126,46 +92,35 @@ export function subscriptionUrlFromUnsubscribe(unsubscribeUrl: string): string {
 
 export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl), siteUrl }: WeeklyDigestEmailProps) {
   const week = recap.date;
-  const siteHost = new URL(siteUrl).host;
   return (
-    <Html lang="en" dir="ltr">
-      <Head>
-        <meta name="color-scheme" content="light" />
-        <meta name="supported-color-schemes" content="light" />
-      </Head>
-      <Preview text={`${recap.headline} — ${recap.title}`} />
-      <Body style={styles.body}>
-        <Container style={styles.container}>
-          <p style={styles.brand}>{site.name} · Top 10</p>
-          <h1 style={styles.weekOf}>{site.recap.weekOf(formatWeekDate(recap.date))}</h1>
-          <p style={styles.headline}>{recap.headline}</p>
-          <p style={styles.subtitle}>{site.recap.subtitle}</p>
-          <p style={styles.intro}>{recap.intro}</p>
-          {recap.entries.map((entry) => (
-            <Entry key={entry.rank} entry={entry} week={week} />
-          ))}
-          <a href={withCampaign(webUrl, { medium: 'email', week })} style={styles.webLink}>
-            {emailText.webVersion} →
-          </a>
-          <hr style={styles.hr} />
-          <p style={styles.footer}>
-            {emailText.footerWhy(site.name)}{' '}
-            <a href={withCampaign(siteUrl, { medium: 'email', week })} style={styles.footerLink}>
-              {siteHost}
-            </a>
-            .{' '}
-            <a href={unsubscribeUrl} style={styles.footerLink}>
-              {emailText.unsubscribe}
-            </a>{' '}
-            {emailText.unsubscribeNote}{' '}
-            <a href={subscriptionUrl} style={styles.footerLink}>
-              {emailText.subscription}
-            </a>{' '}
-            {emailText.subscriptionNote}
-          </p>
-        </Container>
-      </Body>
-    </Html>
+    <EmailFrame
+      width="600px"
+      head={
+        <>
+          <meta name="color-scheme" content="light" />
+          <meta name="supported-color-schemes" content="light" />
+        </>
+      }
+      preview={<Preview text={`${recap.headline} — ${recap.title}`} />}
+    >
+      <Brand suffix="Top 10" letterSpacing="0.02em" />
+      <h1 style={styles.weekOf}>{weekLabel(recap.date)}</h1>
+      <p style={styles.headline}>{recap.headline}</p>
+      <p style={styles.subtitle}>{site.recap.subtitle}</p>
+      <p style={styles.intro}>{recap.intro}</p>
+      {recap.entries.map((entry) => (
+        <Entry key={entry.rank} entry={entry} week={week} />
+      ))}
+      <a href={withCampaign(webUrl, { medium: 'email', week })} style={styles.webLink}>
+        {emailText.webVersion} →
+      </a>
+      <hr style={styles.hr} />
+      <Footer marginTop="16px">
+        {emailText.footerWhy(site.name)} <SiteLink siteUrl={siteUrl} href={withCampaign(siteUrl, { medium: 'email', week })} />
+        .{' '}
+        <FooterLink href={unsubscribeUrl}>{footerText.unsubscribe}</FooterLink> {emailText.unsubscribeNote} <SubscriptionLink href={subscriptionUrl} />
+      </Footer>
+    </EmailFrame>
   );
 }
 

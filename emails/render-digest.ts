@@ -4,7 +4,8 @@
 import { render } from '@react-email/render';
 import { createElement } from 'react';
 import type { Recap } from '../content/schema.ts';
-import { digestSubject, subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
+import { weekTitle } from '../content/text.ts';
+import { subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
 
 export interface RenderedEmail {
   subject: string;
@@ -41,7 +42,7 @@ export const plainTextSpelling = (text: string) => text.replace(TYPOGRAPHIC, (ch
 export async function renderDigestEmail(props: WeeklyDigestEmailProps): Promise<RenderedEmail> {
   const element = createElement(WeeklyDigestEmail, props);
   const [html, text] = await Promise.all([render(element), render(element, plainTextOptions)]);
-  return { subject: digestSubject(props.recap), html: toLatin1Html(html), text: plainTextSpelling(text) };
+  return { subject: weekTitle(props.recap), html: toLatin1Html(html), text: plainTextSpelling(text) };
 }
 
 // Letters only: survives HTML escaping and text conversion unchanged, and no real link contains it.

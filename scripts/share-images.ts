@@ -17,10 +17,10 @@ import { Resvg } from '@resvg/resvg-js';
 import { createElement, type CSSProperties, type ReactNode } from 'react';
 import satori, { type Font } from 'satori';
 import { SHARE_IMAGE_SIZE, shareImagePath } from '../client/head.ts';
-import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import type { Recap } from '../content/schema.ts';
 import { LAUNCH_PLATFORM, site } from '../content/site.ts';
+import { weekLabel } from '../content/text.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist/client');
@@ -99,7 +99,7 @@ function recapCard(recap: Recap, logoSrc: string) {
   );
   return card(
     logoSrc,
-    site.recap.weekOf(formatWeekDate(recap.date)),
+    weekLabel(recap.date),
     el(
       { flex: 1, flexDirection: 'column', justifyContent: 'space-between', marginTop: 36 },
       el({ fontSize: 56, fontWeight: 800, lineHeight: 1.12, letterSpacing: -1, lineClamp: 2, maxWidth: 1056 }, recap.headline),

@@ -3,6 +3,7 @@
 // checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL, and says when each
 // coming week will be public and e-mailed. Exits 1 when anything is wrong; a warning (a long subject,
 // a scheduled run before a week's page is public) is printed but does not fail.
+import { plural } from '../content/text.ts';
 import { writeRegistry } from './recap-registry.ts';
 
 const files = await writeRegistry();
@@ -54,7 +55,7 @@ for (const recap of recaps) {
   }
 }
 if (failed > 0) {
-  console.error(`${failed} pre-send check${failed === 1 ? '' : 's'} failed (SITE_URL ${config.siteUrl}${production ? ', production' : ''}); the digest refuses to send such a recap.`);
+  console.error(`${plural(failed, 'pre-send check')} failed (SITE_URL ${config.siteUrl}${production ? ', production' : ''}); the digest refuses to send such a recap.`);
   process.exit(1);
 }
 console.log(`${recaps.length} recaps pass the pre-send checks (SITE_URL ${config.siteUrl}${production ? ', production' : ''}).`);

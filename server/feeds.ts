@@ -2,9 +2,10 @@
 // Each is a pure function of the recaps and the site's address, so every process (and every
 // restart) serves byte-identical bodies until the content changes with a deploy.
 import { Feed } from 'feed';
-import { formatWeekDate, parseIsoDate } from '../content/dates.ts';
+import { parseIsoDate } from '../content/dates.ts';
 import type { Recap } from '../content/schema.ts';
 import { site, withCampaign } from '../content/site.ts';
+import { weekTitle } from '../content/text.ts';
 import { escapeHtml } from './html.ts';
 
 export const FEED_PATH = '/rss.xml';
@@ -22,7 +23,7 @@ function newestDate(recaps: readonly Recap[]): string {
 
 /** The item's title, worded like the Monday e-mail's subject: 'Week of July 14, 2025: …'. */
 export function feedItemTitle(recap: Recap): string {
-  return `${site.recap.weekOf(formatWeekDate(recap.date))}: ${recap.headline}`;
+  return weekTitle(recap);
 }
 
 /** The whole recap as HTML for a feed reader: every link absolute, product links tagged as coming from the feed. */

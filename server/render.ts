@@ -56,6 +56,41 @@ function pickEncoding(req: ExpressRequest, brotliReady: boolean): 'br' | 'gzip' 
   return accepted === 'br' || accepted === 'gzip' ? accepted : null;
 }
 
+/** A rendered page as it is kept: its ETag and its body, plain, gzipped and (soon) in brotli. */
+function cachedPage(status: number, identity: Buffer): CachedPage {
+  const page: CachedPage = {
+    status,
+    etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 32)}"`,
+    identity,
+    gzip: gzipSync(identity, { level: 9 }),
+    brotli: null,
+  };
+  // Brotli at its best quality takes 130–200 ms for a page on our two cores, against under 1 ms
+  // for gzip: done inline it delayed every page's first answer after a start by that much and
+  // held the event loop meanwhile. On the thread pool, after the first (gzipped) answer.
+  brotliCompress(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }, (error, compressed) => {
+    if (!error) page.brotli = compressed;
+  });
+  return page;
+}
+
+function sendCached(req: ExpressRequest, res: ExpressResponse, page: CachedPage) {
+  res.status(page.status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('ETag', page.etag);
+  res.setHeader('Vary', 'Accept-Encoding');
+  if (page.status === 200 && req.headers['if-none-match'] === page.etag) {
+    res.status(304).end();
+    return;
+  }
+  const encoding = pickEncoding(req, page.brotli !== null);
+  const body = encoding === 'br' ? page.brotli! : encoding === 'gzip' ? page.gzip : page.identity;
+  if (encoding) res.setHeader('Content-Encoding', encoding);
+  res.setHeader('Content-Length', body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
 export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRenderError, preview }: PageServerOptions) {
   const cache = new Map<string, Promise<CachedPage>>();
 
@@ -88,38 +123,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
     });
     result.pipe(sink);
     await done;
-    const identity = Buffer.concat([Buffer.from(opening), ...chunks, Buffer.from(closing)]);
-    const page: CachedPage = {
-      status: result.status,
-      etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 32)}"`,
-      identity,
-      gzip: gzipSync(identity, { level: 9 }),
-      brotli: null,
-    };
-    // Brotli at its best quality takes 130–200 ms for a page on our two cores, against under 1 ms
-    // for gzip: done inline it delayed every page's first answer after a start by that much and
-    // held the event loop meanwhile. On the thread pool, after the first (gzipped) answer.
-    brotliCompress(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }, (error, compressed) => {
-      if (!error) page.brotli = compressed;
-    });
-    return page;
-  }
-
-  function sendCached(req: ExpressRequest, res: ExpressResponse, page: CachedPage) {
-    res.status(page.status);
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', page.etag);
-    res.setHeader('Vary', 'Accept-Encoding');
-    if (page.status === 200 && req.headers['if-none-match'] === page.etag) {
-      res.status(304).end();
-      return;
-    }
-    const encoding = pickEncoding(req, page.brotli !== null);
-    const body = encoding === 'br' ? page.brotli! : encoding === 'gzip' ? page.gzip : page.identity;
-    if (encoding) res.setHeader('Content-Encoding', encoding);
-    res.setHeader('Content-Length', body.length);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    return cachedPage(result.status, Buffer.concat([Buffer.from(opening), ...chunks, Buffer.from(closing)]));
   }
 
   async function streamPage(req: ExpressRequest, res: ExpressResponse) {

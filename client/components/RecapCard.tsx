@@ -1,12 +1,12 @@
 import { Link } from 'react-router-dom';
-import { formatWeekDate } from '../../content/dates.ts';
 import type { RecapSummary } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
+import { weekLabel } from '../../content/text.ts';
 
 /** `headingLevel`: 3 under a section heading (home), 2 directly under the page's h1 (archive). */
 export function RecapCard({ recap, onOpen, headingLevel = 3 }: { recap: RecapSummary; onOpen?: () => void; headingLevel?: 2 | 3 }) {
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
-  const week = site.recap.weekOf(formatWeekDate(recap.date));
+  const week = weekLabel(recap.date);
   return (
     <article className="flex h-full flex-col rounded-2xl border border-zinc-200 bg-white p-5 shadow-sm">
       <p className="text-sm font-medium text-muted">{week}</p>

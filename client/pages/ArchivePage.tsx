@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { Form, Link, useLoaderData, useSubmit } from 'react-router-dom';
-import { formatWeekDate } from '../../content/dates.ts';
 import type { ArchiveData, ArchiveSearch, ArchiveYear } from '../../content/page-data.ts';
 import { site } from '../../content/site.ts';
+import { pluralWord, weekLabel } from '../../content/text.ts';
 import { RecapCard } from '../components/RecapCard.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
 import { saveArchiveScroll } from '../scroll.ts';
@@ -70,7 +70,7 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
       <p role="status" className="text-muted">
         {nothing
           ? `Nothing in the archive matches “${query}”.`
-          : `${weekCount} ${weekCount === 1 ? 'week' : 'weeks'} and ${entryCount} ${entryCount === 1 ? 'entry' : 'entries'} match “${query}”.`}
+          : `${weekCount} ${pluralWord(weekCount, 'week')} and ${entryCount} ${pluralWord(entryCount, 'entry', 'entries')} match “${query}”.`}
       </p>
       {weeks.length > 0 && (
         <section aria-labelledby="matching-weeks" className="mt-6">
@@ -100,7 +100,7 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
                   <span className="text-muted"> — {hit.tagline}</span>
                 </p>
                 <Link to={hit.week.path} onClick={saveArchiveScroll} className="text-sm font-semibold text-brand-dark underline-offset-4 hover:underline">
-                  {site.recap.weekOf(formatWeekDate(hit.week.date))}
+                  {weekLabel(hit.week.date)}
                 </Link>
               </li>
             ))}

@@ -2,6 +2,7 @@ import { Link, useLoaderData } from 'react-router-dom';
 import { formatShortDate, formatWeekDate } from '../../content/dates.ts';
 import type { Recap, RecapEntry } from '../../content/schema.ts';
 import { LAUNCH_PLATFORM, site, withCampaign, type CampaignPlacement } from '../../content/site.ts';
+import { weekLabel } from '../../content/text.ts';
 import { ExternalLink } from '../components/ExternalLink.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
 import type { RecapPageData } from '../../content/page-data.ts';
@@ -103,7 +104,7 @@ export function RecapPage() {
             <span className="inline-block h-3 w-3 rounded-full bg-marker" aria-hidden="true" />
             Top 10
           </p>
-          <h1 className="mt-2 text-3xl font-extrabold tracking-tight sm:text-4xl">{site.recap.weekOf(formatWeekDate(recap.date))}</h1>
+          <h1 className="mt-2 text-3xl font-extrabold tracking-tight sm:text-4xl">{weekLabel(recap.date)}</h1>
           <p className="mt-2 text-xl font-semibold text-ink sm:text-2xl">{recap.headline}</p>
           <p className="mt-1 text-muted">{site.recap.subtitle}</p>
         </header>

@@ -10,6 +10,7 @@
 //   deliberate, so it is a warning only.
 // - text: the plain-text part is what text-only clients and many spam filters read; a product
 //   missing from it is a product some readers never see.
+import { plural, pluralWord } from '../../content/text.ts';
 
 export const GMAIL_CLIP_BYTES = 102 * 1024;
 export const SIZE_MARGIN_BYTES = 10 * 1024;
@@ -138,7 +139,7 @@ function checkText(copy: PresendCopy): CheckResult {
     id: 'text',
     title,
     status: 'fail',
-    detail: `The plain-text part lacks ${missing.length} product link${missing.length === 1 ? '' : 's'}: ${missing.join(', ')}.`,
+    detail: `The plain-text part lacks ${plural(missing.length, 'product link')}: ${missing.join(', ')}.`,
     fix: 'Make the digest template write each product’s link in its plain-text part (emails/WeeklyDigestEmail.tsx).',
   };
 }
@@ -155,5 +156,5 @@ export function presendRefusal(recapLabel: string, results: readonly CheckResult
   const failed = results.filter((result) => result.status === 'fail');
   if (failed.length === 0) return null;
   const reasons = failed.map((result) => `${result.title}: ${result.detail} Fix: ${result.fix ?? ''}`.trim());
-  return `${recapLabel} failed the pre-send check${failed.length === 1 ? '' : 's'}. ${reasons.join(' ')}`;
+  return `${recapLabel} failed the pre-send ${pluralWord(failed.length, 'check')}. ${reasons.join(' ')}`;
 }

@@ -2,9 +2,8 @@
 // unsubscribe link as long as a real one and checked. The digest job calls `presendHook` through
 // its preSend option (after the recap is chosen and rendered, before anything is sent, a test copy
 // included); validate-content and the report call `checkRecap`.
-import { formatWeekDate } from '../../content/dates.ts';
 import type { Recap } from '../../content/schema.ts';
-import { site } from '../../content/site.ts';
+import { weekLabel } from '../../content/text.ts';
 import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../emails/render-digest.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/unsubscribe-token.ts';
 import { presendRefusal, runPresendChecks, type CheckResult } from './presend-checks.ts';
@@ -32,6 +31,6 @@ export function presendHook(options: { production: boolean; log?: { warn(message
     for (const result of results) {
       if (result.status === 'warn') options.log?.warn(`${result.title}: ${result.detail} ${result.fix ?? ''}`.trim());
     }
-    return presendRefusal(site.recap.weekOf(formatWeekDate(recap.date)), results);
+    return presendRefusal(weekLabel(recap.date), results);
   };
 }

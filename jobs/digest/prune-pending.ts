@@ -1,6 +1,7 @@
 // Part of the Monday job: double opt-in signups that were never confirmed are removed after
 // PENDING_DAYS. Nothing was ever sent to them but the confirmation, so nothing else is lost, and
 // an address someone else typed in does not sit on our list for ever.
+import { plural } from '../../content/text.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 
 export const PENDING_DAYS = 30;
@@ -18,7 +19,7 @@ export interface PrunePendingOptions {
 export async function prunePendingSignups({ store, days = PENDING_DAYS, log }: PrunePendingOptions): Promise<number | null> {
   try {
     const removed = await store.prunePending(days);
-    log?.info(`Removed ${removed} unconfirmed signup${removed === 1 ? '' : 's'} older than ${days} days`);
+    log?.info(`Removed ${plural(removed, 'unconfirmed signup')} older than ${plural(days, 'day')}`);
     return removed;
   } catch (error) {
     log?.warn(`Unconfirmed signups could not be removed this time: ${error instanceof Error ? error.message : String(error)}`);

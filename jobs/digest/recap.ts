@@ -1,11 +1,10 @@
 // Which recap a run sends, and whether it may: the newest public one (content/publication.ts), or
 // the one asked for; a coming week only as a dry run or a test copy; on the schedule only while
 // it is fresh.
-import { daysBetween, formatWeekDate } from '../../content/dates.ts';
+import { daysBetween } from '../../content/dates.ts';
 import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
-import { site } from '../../content/site.ts';
-import { plural } from '../../content/text.ts';
+import { plural, weekLabel } from '../../content/text.ts';
 
 export interface RecapRef {
   date: string;
@@ -43,8 +42,6 @@ export function findRecapIn(recaps: readonly Recap[], week: string): Recap | und
   return recaps.find((recap) => recap.date === week || recap.path === path);
 }
 
-export const weekLabel = (recap: Pick<Recap, 'date'>) => site.recap.weekOf(formatWeekDate(recap.date));
-
 export function chooseRecap({ recaps, publication, recapWeek, scheduled, preview, testRecipient, freshnessDays }: RecapChoice): ChosenRecap {
   const today = isoDateIn(publication.now, publication.timeZone);
   const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date));
@@ -56,7 +53,7 @@ export function chooseRecap({ recaps, publication, recapWeek, scheduled, preview
 
   const ageDays = daysBetween(recap.date, today);
   const ref = { date: recap.date, path: recap.path, headline: recap.headline, ageDays };
-  const label = weekLabel(recap);
+  const label = weekLabel(recap.date);
   if (!isPublic(recap, publication) && !preview && !testRecipient) {
     const at = formatInstant(publicationInstant(recap, publication.timeZone), publication.timeZone);
     return { refused: 'not-yet', ref, message: `Nothing sent: ${label} is not public until ${at}. Preview it with --to or --dry-run.` };

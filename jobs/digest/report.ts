@@ -1,6 +1,6 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
-import { plural } from '../../content/text.ts';
+import { plural, pluralWord } from '../../content/text.ts';
 import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
 
@@ -86,7 +86,7 @@ export class RunTally {
 export function unknownSentence(batches: readonly UnknownBatch[]): string {
   if (batches.length === 0) return '';
   const each = batches.map((b) => `batch ${b.id} (${plural(b.recipients, 'recipient')}: ${b.reason})`).join('; ');
-  return ` ${plural(batches.length, 'batch', 'batches')} could not be settled safely and ${batches.length === 1 ? 'is' : 'are'} unknown: ${each}. Its recipients get nothing more until you decide: \`${batches[0]!.settle.send}\` if it did not go out (check the provider's log), \`${batches[0]!.settle.skip}\` if it did.`;
+  return ` ${plural(batches.length, 'batch', 'batches')} could not be settled safely and ${pluralWord(batches.length, 'is', 'are')} unknown: ${each}. Its recipients get nothing more until you decide: \`${batches[0]!.settle.send}\` if it did not go out (check the provider's log), \`${batches[0]!.settle.skip}\` if it did.`;
 }
 
 /** The outcome and sentence of a run that went through its list (or stopped). */

@@ -80,10 +80,165 @@ function Checks({ checks }: { checks: readonly (CheckResult | SetupCheck)[] }) {
   );
 }
 
+function SubscribersSection({ weeks, svg }: { weeks: ReportData['snapshot']['weeks']; svg: string }) {
+  return (
+    <Section id="subscribers" title="Subscribers over time" lede="Everyone on the list at the end of each week, by state (the last 52 weeks).">
+      <Chart svg={svg} label="Subscribers per week by state" />
+      <table>
+        <caption className="muted">The last {weeks.length} weeks, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">week starting</th>
+            {STATES.map((state) => (
+              <th scope="col" key={state}>
+                {state}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {weeks.map((week) => (
+            <tr key={week.week}>
+              <td>{week.week}</td>
+              {STATES.map((state) => (
+                <td key={state}>{number(week.states[state] ?? 0)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+function SourcesSection({ sources, svg }: { sources: ReportData['snapshot']['sources']; svg: string | null }) {
+  return (
+    <Section id="sources" title="Top source pages" lede="The pages the signup form was sent from, all time, top ten.">
+      <Chart svg={svg} label="Signups by source page" />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">page</th>
+            <th scope="col">signups</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sources.map((source) => (
+            <tr key={source.source}>
+              <td>{source.source}</td>
+              <td>{number(source.signups)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}
+
+function SendsSection({ sends, svg }: { sends: ReportData['sends']; svg: string | null }) {
+  const advice = sends.flatMap(adviceFor);
+  return (
+    <Section
+      id="sends"
+      title="Every send of every recap"
+      lede="Messages the provider accepted, and the bounces and complaints its webhook reported for them. Gmail and Yahoo expect complaints under 0.3 %; a rate above that line is red."
+    >
+      <Chart svg={svg} label="Bounce and complaint rate per recap, with the 0.3 % line" />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">recap</th>
+            <th scope="col">sent</th>
+            <th scope="col">failed</th>
+            <th scope="col">unknown</th>
+            <th scope="col">skipped</th>
+            <th scope="col">bounced</th>
+            <th scope="col">complained</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sends.map((send) => (
+            <tr key={send.recapDate} data-recap={send.recapDate}>
+              <td>
+                {send.label}
+                <br />
+                <span className="muted">{send.headline ?? 'not in content/recaps'}</span>
+              </td>
+              <td>{number(send.sent)}</td>
+              <td className={send.failed > 0 ? 'over' : undefined}>{number(send.failed)}</td>
+              <td className={send.unknown > 0 ? 'over' : undefined}>{number(send.unknown)}</td>
+              <td>{number(send.skipped)}</td>
+              <RateCell count={send.bounced} rate={send.bounceRate} />
+              <RateCell count={send.complained} rate={send.complaintRate} />
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {sends.length === 0 ? <p className="muted">No recap has been sent yet.</p> : null}
+      <p className="muted">
+        Failed: refused by the provider (a rerun tries them again). Unknown: in a batch that could not be settled; <code>npm run digest -- --history</code> lists it and{' '}
+        <code>--settle BATCH send|skip</code> decides it. Skipped: settled as not sent.
+      </p>
+      {advice.map((line) => (
+        <p className="advice" key={line}>
+          {line}
+        </p>
+      ))}
+    </Section>
+  );
+}
+
+function ComingWeeksSection({ coming }: { coming: ReportData['coming'] }) {
+  return (
+    <Section id="coming" title="Coming weeks" lede="Weeks in content/recaps that are not public yet: when each page becomes public and when the schedule e-mails it.">
+      {coming.length === 0 ? (
+        <p>None: every week in content/recaps is public.</p>
+      ) : (
+        <ul>
+          {coming.map((week) => (
+            <li key={week.date}>
+              <b>{week.label}</b>: {week.line}.{week.warning ? <p className="advice">Warning: {week.warning}</p> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
+function NextRunSection({ nextRun }: { nextRun: ReportData['nextRun'] }) {
+  return (
+    <Section id="next-run" title="Next scheduled run" lede="What the Monday job would do next, and the pre-send checks on the e-mail it would send.">
+      {nextRun.kind === 'off' ? (
+        <p>{nextRun.reason}</p>
+      ) : (
+        <>
+          <p>
+            <b>{when(nextRun.at, nextRun.timezone)}</b> — DIGEST_CRON "{nextRun.cron}" in {nextRun.timezone}.
+          </p>
+          {nextRun.recap && !nextRun.reason ? (
+            <p>
+              Sends {nextRun.recap.label} — {nextRun.recap.headline} to {number(Math.max(0, nextRun.activeSubscribers - nextRun.alreadyHaveIt))} of{' '}
+              {number(nextRun.activeSubscribers)} active subscribers ({number(nextRun.alreadyHaveIt)} already have it).
+            </p>
+          ) : (
+            <p>Would send nothing: {nextRun.reason}.</p>
+          )}
+          {nextRun.recap ? (
+            <>
+              <h3 style={{ fontSize: 16, marginBottom: 0 }}>Pre-send checks on {nextRun.recap.label}</h3>
+              <Checks checks={nextRun.checks} />
+            </>
+          ) : null}
+        </>
+      )}
+    </Section>
+  );
+}
+
 export function ReportPage({ data, charts }: { data: ReportData; charts: Charts }) {
   const { snapshot, totals, sends, nextRun } = data;
   const recentWeeks = snapshot.weeks.slice(-12).reverse();
-  const advice = sends.flatMap(adviceFor);
   return (
     <html lang="en">
       <head>
@@ -107,148 +262,23 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
             ))}
           </div>
 
-          <Section id="subscribers" title="Subscribers over time" lede="Everyone on the list at the end of each week, by state (the last 52 weeks).">
-            <Chart svg={charts.subscribers} label="Subscribers per week by state" />
-            <table>
-              <caption className="muted">The last {recentWeeks.length} weeks, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">week starting</th>
-                  {STATES.map((state) => (
-                    <th scope="col" key={state}>
-                      {state}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {recentWeeks.map((week) => (
-                  <tr key={week.week}>
-                    <td>{week.week}</td>
-                    {STATES.map((state) => (
-                      <td key={state}>{number(week.states[state] ?? 0)}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Section>
+          <SubscribersSection weeks={recentWeeks} svg={charts.subscribers} />
 
           <Section id="signups" title="New signups per week" lede="Addresses that signed up for the first time each week.">
             <Chart svg={charts.signups} label="New signups per week" />
           </Section>
 
-          <Section id="sources" title="Top source pages" lede="The pages the signup form was sent from, all time, top ten.">
-            <Chart svg={charts.sources} label="Signups by source page" />
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">page</th>
-                  <th scope="col">signups</th>
-                </tr>
-              </thead>
-              <tbody>
-                {snapshot.sources.map((source) => (
-                  <tr key={source.source}>
-                    <td>{source.source}</td>
-                    <td>{number(source.signups)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Section>
+          <SourcesSection sources={snapshot.sources} svg={charts.sources} />
 
-          <Section
-            id="sends"
-            title="Every send of every recap"
-            lede="Messages the provider accepted, and the bounces and complaints its webhook reported for them. Gmail and Yahoo expect complaints under 0.3 %; a rate above that line is red."
-          >
-            <Chart svg={charts.rates} label="Bounce and complaint rate per recap, with the 0.3 % line" />
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">recap</th>
-                  <th scope="col">sent</th>
-                  <th scope="col">failed</th>
-                  <th scope="col">unknown</th>
-                  <th scope="col">skipped</th>
-                  <th scope="col">bounced</th>
-                  <th scope="col">complained</th>
-                </tr>
-              </thead>
-              <tbody>
-                {sends.map((send) => (
-                  <tr key={send.recapDate} data-recap={send.recapDate}>
-                    <td>
-                      {send.label}
-                      <br />
-                      <span className="muted">{send.headline ?? 'not in content/recaps'}</span>
-                    </td>
-                    <td>{number(send.sent)}</td>
-                    <td className={send.failed > 0 ? 'over' : undefined}>{number(send.failed)}</td>
-                    <td className={send.unknown > 0 ? 'over' : undefined}>{number(send.unknown)}</td>
-                    <td>{number(send.skipped)}</td>
-                    <RateCell count={send.bounced} rate={send.bounceRate} />
-                    <RateCell count={send.complained} rate={send.complaintRate} />
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {sends.length === 0 ? <p className="muted">No recap has been sent yet.</p> : null}
-            <p className="muted">
-              Failed: refused by the provider (a rerun tries them again). Unknown: in a batch that could not be settled; <code>npm run digest -- --history</code> lists it and{' '}
-              <code>--settle BATCH send|skip</code> decides it. Skipped: settled as not sent.
-            </p>
-            {advice.map((line) => (
-              <p className="advice" key={line}>
-                {line}
-              </p>
-            ))}
-          </Section>
+          <SendsSection sends={sends} svg={charts.rates} />
 
-          <Section id="next-run" title="Next scheduled run" lede="What the Monday job would do next, and the pre-send checks on the e-mail it would send.">
-            {nextRun.kind === 'off' ? (
-              <p>{nextRun.reason}</p>
-            ) : (
-              <>
-                <p>
-                  <b>{when(nextRun.at, nextRun.timezone)}</b> — DIGEST_CRON "{nextRun.cron}" in {nextRun.timezone}.
-                </p>
-                {nextRun.recap && !nextRun.reason ? (
-                  <p>
-                    Sends {nextRun.recap.label} — {nextRun.recap.headline} to {number(Math.max(0, nextRun.activeSubscribers - nextRun.alreadyHaveIt))} of{' '}
-                    {number(nextRun.activeSubscribers)} active subscribers ({number(nextRun.alreadyHaveIt)} already have it).
-                  </p>
-                ) : (
-                  <p>Would send nothing: {nextRun.reason}.</p>
-                )}
-                {nextRun.recap ? (
-                  <>
-                    <h3 style={{ fontSize: 16, marginBottom: 0 }}>Pre-send checks on {nextRun.recap.label}</h3>
-                    <Checks checks={nextRun.checks} />
-                  </>
-                ) : null}
-              </>
-            )}
-          </Section>
+          <NextRunSection nextRun={nextRun} />
 
           <Section id="setup" title="Set-up checks" lede="How the servers are set up, from what they recorded while serving.">
             <Checks checks={data.setupChecks} />
           </Section>
 
-          <Section id="coming" title="Coming weeks" lede="Weeks in content/recaps that are not public yet: when each page becomes public and when the schedule e-mails it.">
-            {data.coming.length === 0 ? (
-              <p>None: every week in content/recaps is public.</p>
-            ) : (
-              <ul>
-                {data.coming.map((week) => (
-                  <li key={week.date}>
-                    <b>{week.label}</b>: {week.line}.{week.warning ? <p className="advice">Warning: {week.warning}</p> : null}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </Section>
+          <ComingWeeksSection coming={data.coming} />
         </main>
       </body>
     </html>

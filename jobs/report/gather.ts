@@ -2,15 +2,13 @@
 // signups, sources, sends), each send's rates against the 0.3 % line, and what the next scheduled
 // run would do, with the pre-send checks on the recap it would send.
 import { createTask } from 'node-cron';
-import { daysBetween, formatWeekDate } from '../../content/dates.ts';
-import { isPublic } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
-import { site } from '../../content/site.ts';
+import { plural, weekLabel } from '../../content/text.ts';
 import type { ReportSnapshot } from '../../server/store/report-types.ts';
 import type { ReportReadStore } from '../../server/store/types.ts';
 import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
-import { isoDateIn } from '../digest/run.ts';
+import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
 import { setupChecks, type SetupCheck } from './setup-checks.ts';
 
@@ -74,7 +72,6 @@ export interface GatherOptions {
   digest: { cron: string; timezone: string; freshnessDays: number };
 }
 
-export const weekLabel = (date: string) => site.recap.weekOf(formatWeekDate(date));
 export const rate = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
 
 export function nextRunAt(cron: string, timezone: string): Date | null {
@@ -86,19 +83,21 @@ export function nextRunAt(cron: string, timezone: string): Date | null {
   }
 }
 
-/** The recap a scheduled run at `at` picks, as runWeeklyDigest does in 'scheduled' mode: the newest public one, while fresh. */
-function recapForRun(recaps: readonly Recap[], at: Date, timezone: string, freshnessDays: number): { recap: Recap | null; reason: string | null } {
-  const day = isoDateIn(at, timezone);
-  const recap = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).find((candidate) => isPublic(candidate, { now: at, timeZone: timezone }));
-  if (!recap) return { recap: null, reason: `no recap is public by ${day}` };
-  const age = daysBetween(recap.date, day);
-  if (age >= freshnessDays) {
+/**
+ * The recap a scheduled run at `at` picks: the digest's own choice (chooseRecap, in 'scheduled'
+ * mode), worded for the report. A stale recap is still named, so its pre-send checks show.
+ */
+export function recapForRun(recaps: readonly Recap[], at: Date, timezone: string, freshnessDays: number): { recap: Recap | null; reason: string | null } {
+  const chosen = chooseRecap({ recaps, publication: { now: at, timeZone: timezone }, scheduled: true, preview: false, freshnessDays });
+  if (!('refused' in chosen)) return { recap: chosen.recap, reason: null };
+  const recap = chosen.ref ? findRecapIn(recaps, chosen.ref.date) : undefined;
+  if (chosen.refused === 'stale' && chosen.ref && recap) {
     return {
       recap,
-      reason: `the newest recap, ${weekLabel(recap.date)}, will be ${age} days old and the schedule sends a recap only during the ${freshnessDays} days from its date (DIGEST_FRESHNESS_DAYS); add that week's recap to content/recaps`,
+      reason: `the newest recap, ${weekLabel(recap.date)}, will be ${plural(chosen.ref.ageDays, 'day')} old and the schedule sends a recap only during the ${plural(freshnessDays, 'day')} from its date (DIGEST_FRESHNESS_DAYS); add that week's recap to content/recaps`,
     };
   }
-  return { recap, reason: null };
+  return { recap: null, reason: `no recap is public by ${isoDateIn(at, timezone)}` };
 }
 
 async function planNextRun(options: GatherOptions, active: number): Promise<NextRun> {
