@@ -4,6 +4,7 @@
 import type { CallFunction } from './call-function.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { digestLeaseStore } from './digest-lease.ts';
+import { mailOutboxStore } from './mail-outbox.ts';
 import { mailboxKeyStore } from './mailbox-keys.ts';
 import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
@@ -33,6 +34,7 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     ...rateLimitStore(call),
     ...reportStore(call),
     ...serverNoticeStore(call),
+    ...mailOutboxStore(call),
   };
   functionsOf.set(store, call);
   return store;

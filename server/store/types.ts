@@ -5,6 +5,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { MailOutboxStore } from './mail-outbox.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
@@ -30,6 +31,8 @@ export interface SignupRequest {
    * the suppression list may still hold. Empty: neither applies.
    */
   addressHashes: readonly string[];
+  /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
+  welcome?: boolean;
 }
 
 /**
@@ -204,9 +207,10 @@ export interface SubscriberStore {
   /**
    * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
    * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
-   * unsubscribed or pending). Null when there is no such subscriber.
+   * unsubscribed or pending). Null when there is no such subscriber. With `welcome`, an address
+   * this makes active has its welcome e-mail queued in the same transaction.
    */
-  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null>;
+  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome?: boolean): Promise<Activation | null>;
 
   /** State, consent record and deliveries of one subscriber; null when there is none. */
   subscriberDetails(id: string): Promise<SubscriberDetails | null>;
@@ -272,7 +276,16 @@ export interface StoreTransport {
 }
 
 export interface Store
-  extends StoreTransport, SubscriberStore, MailboxKeyStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore, ServerNoticeStore {}
+  extends StoreTransport,
+    SubscriberStore,
+    MailboxKeyStore,
+    PendingSignupStore,
+    DigestBatchStore,
+    DigestLeaseStore,
+    RateLimitCounters,
+    ReportStore,
+    MailOutboxStore,
+    ServerNoticeStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -295,11 +308,19 @@ export type SiteStore = Pick<
 > &
   RateLimitCounters;
 
-/** The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, and a few figures. */
-export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
+/**
+ * The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, a few
+ * figures, and the mail outbox for the operator's notices (with the recap's totals they report).
+ */
+export type DigestStore = DigestBatchStore &
+  DigestLeaseStore &
+  PendingSignupStore &
+  Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
+  Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
+  Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'serverNotices'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
 export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
