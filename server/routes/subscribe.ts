@@ -31,7 +31,6 @@ export function subscribeRouter({ signup, knownPaths, onStoreError }: SubscribeO
       return;
     }
     let decision: SignupDecision;
-    let addressHashes: string[];
     try {
       // The e-mail it promises is queued in the same transaction, and sent by the outbox: the
       // answer never waits for it, so its timing cannot say which addresses are new.
