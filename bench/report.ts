@@ -2,7 +2,7 @@
 // costs a signup. Both compared within this run:
 // - report: the store's snapshot (one SQL function) and the whole `gather + render`, on a list of
 //   100,000 with a year of history, 10 recaps sent to ~80,000 each and 2,000 webhook events;
-// - signups: 20,000 concurrent store.addSignup calls (the batched path the API uses) with the
+// - signups: 20,000 concurrent single-mode signups (store.signUp, the batched path the API uses) with the
 //   statement-level trigger on, then off, alternating, as a ratio.
 //   npm run bench -- report
 import { performance } from 'node:perf_hooks';

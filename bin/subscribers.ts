@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { openStore } from '../server/store/index.ts';
-import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store } from '../server/store/types.ts';
+import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store, type SubscribersCliStore } from '../server/store/types.ts';
 import { subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
@@ -79,14 +79,14 @@ function parseCommand(argv: string[]): Command | 'help' {
   }
 }
 
-async function count(store: Store) {
+async function count(store: SubscribersCliStore) {
   const { active, inactive } = await store.countSubscribers();
   process.stdout.write(`active: ${active}\nleft: ${inactive}\n`);
 }
 
 const LEFT = new Set(['unsubscribed', 'bounced', 'complained']);
 
-async function exportCsv(store: Store, out: string | null) {
+async function exportCsv(store: SubscribersCliStore, out: string | null) {
   const totals = { active: 0, left: 0 };
   async function* rows() {
     let after: string | null = null;
@@ -164,7 +164,7 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
   return { rows, invalid };
 }
 
-async function importCsv(store: Store, keys: SubscriberKeys, file: string) {
+async function importCsv(store: SubscribersCliStore, keys: SubscriberKeys, file: string) {
   const { rows, invalid } = await readImportFile(file);
   const totals = { added: 0, present: 0, leftAlone: 0, recordedLeft: 0 };
   let next = 0;

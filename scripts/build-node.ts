@@ -21,6 +21,7 @@ export const ENTRIES: Record<string, string> = {
   migrate: 'bin/migrate.ts',
   subscribers: 'bin/subscribers.ts',
   report: 'bin/report.ts',
+  preview: 'bin/preview.ts',
 };
 
 /**

@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { addDays, daysBetween, isIsoDate, recapPathFor } from '../content/dates.ts';
+import { whenOf, type Schedule } from '../jobs/digest/when.ts';
 import { listWeekFiles, RECAPS_DIR, writeRegistry } from './recap-registry.ts';
 
 /** `gap`: days since the newest existing week, written into the file when it is not the usual 7. */
@@ -49,6 +50,26 @@ export async function createNextRecap(options: { date?: string; dir?: string } =
   return { file, date };
 }
 
+/** What new-recap says about when a week will be public and e-mailed (DIGEST_CRON, DIGEST_TZ). */
+export function whenLines(date: string, schedule: Schedule): string[] {
+  const when = whenOf({ date }, schedule);
+  return [`It will be ${when.line}.`, ...(when.warning ? [`warning: ${when.warning}`] : [])];
+}
+
+/** Reads DIGEST_CRON and DIGEST_TZ (.env included) as the server does, and says when. */
+async function sayWhen(date: string) {
+  const [{ ConfigError, parseConfig }, { readDotEnv }] = await Promise.all([import('../server/config.ts'), import('../server/startup.ts')]);
+  readDotEnv();
+  try {
+    // The unsubscribe secret is not needed here; no development secret is written for it.
+    const config = await parseConfig(process.env, async () => 'new-recap-secret-never-used');
+    for (const line of whenLines(date, config.digest)) (line.startsWith('warning:') ? console.warn : console.log)(line);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.warn(`When it will be public cannot be said until the environment is fixed:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
 async function main() {
   let args;
   try {
@@ -65,7 +86,9 @@ async function main() {
   try {
     const { file, date } = await createNextRecap({ date: args.date });
     console.log(`Created ${file} for the week of ${date} (${recapPathFor(date)}).`);
+    await sayWhen(date);
     console.log('Fill in the headline, title, intro and ten entries, then run: npm run validate-content');
+    console.log(`Before it is public: npm run preview -- ${date} prints a link that shows it on the site.`);
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);

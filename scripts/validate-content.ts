@@ -1,7 +1,8 @@
 // `npm run validate-content`: refreshes the registry of week files, checks every recap and prints
 // each problem with its file and field, then renders each recap's e-mail and runs the pre-send
-// checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL. Exits 1 when anything
-// is wrong; a warning (a long subject) is printed but does not fail.
+// checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL, and says when each
+// coming week will be public and e-mailed. Exits 1 when anything is wrong; a warning (a long subject,
+// a scheduled run before a week's page is public) is printed but does not fail.
 import { plural } from '../content/text.ts';
 import { writeRegistry } from './recap-registry.ts';
 
@@ -18,10 +19,11 @@ try {
   throw error;
 }
 
-const [{ ConfigError, parseConfig }, { readDotEnv }, { checkRecap }] = await Promise.all([
+const [{ ConfigError, parseConfig }, { readDotEnv }, { checkRecap }, { comingWeekLines, comingWeeks }] = await Promise.all([
   import('../server/config.ts'),
   import('../server/startup.ts'),
   import('../jobs/digest/presend.ts'),
+  import('../jobs/digest/when.ts'),
 ]);
 readDotEnv();
 let config;
@@ -35,6 +37,12 @@ try {
   }
   throw error;
 }
+
+// When each coming week will be public and e-mailed (DIGEST_CRON, DIGEST_TZ), with a warning for
+// a scheduled run that would come before its page is public.
+const coming = comingWeekLines(comingWeeks(recaps, new Date(), config.digest));
+for (const line of coming.info) console.log(line);
+for (const line of coming.warnings) console.warn(line);
 
 const production = config.env === 'production';
 let failed = 0;

@@ -18,12 +18,14 @@ const TOTAL_WEEKS = 300;
 const SITE_URL = 'https://weekly.example';
 
 let copy: ScaledCopy;
+const coming = () => copy.synthetic.at(-1)!;
 let server: ChildProcess;
 let dataDir: string;
 let base: string;
 
 beforeAll(async () => {
-  copy = await makeScaledCopy(TOTAL_WEEKS);
+  // The newest synthetic week is years ahead and not public yet; the others say they were published.
+  copy = await makeScaledCopy(TOTAL_WEEKS, { comingWeeks: 1 });
   await viteBuild(copy);
   dataDir = await mkdtemp(join(tmpdir(), 'generated-weeks-data-'));
   const port = await freePort();
@@ -95,16 +97,40 @@ describe(`a copy with ${TOTAL_WEEKS} weeks`, () => {
     expect([data.previous.path, data.next.path]).toEqual(['/weekly-recap-july-14', '/weekly-recap-february-9-2026']);
 
     const sitemap = await (await fetch(`${base}/sitemap.xml`)).text();
-    expect(sitemap.match(/<loc>/g)).toHaveLength(TOTAL_WEEKS + 3);
+    // Every public week and the three other pages; the coming week is not there yet.
+    expect(sitemap.match(/<loc>/g)).toHaveLength(TOTAL_WEEKS - 1 + 3);
+    expect(sitemap).not.toContain(`<loc>${SITE_URL}${coming().path}</loc>`);
     expect(sitemap).toContain(`<loc>${SITE_URL}/weekly-recap-february-2-2026</loc>`);
   });
 
   it('keeps the newest 20 weeks in the feed, each at its year’s address', async () => {
     const feed = await (await fetch(`${base}/rss.xml`)).text();
     const links = [...feed.matchAll(/<link>([^<]+)<\/link>/g)].map((m) => m[1]).filter((link) => link !== `${SITE_URL}/`);
-    const newest = copy.synthetic.slice(-20).reverse();
+    const newest = copy.synthetic.filter((week) => !week.coming).slice(-20).reverse();
     expect(links).toEqual(newest.map((week) => `${SITE_URL}${week.path}`));
   });
+
+  it('hides the coming week from its page, and sends a test of it with npm run digest -- --recap WEEK --to EMAIL', async () => {
+    expect(coming().coming).toBe(true);
+    expect((await fetch(`${base}${coming().path}`)).status).toBe(404);
+    const digestData = join(dataDir, 'digest-coming');
+    const env = { DATA_DIR: digestData, SITE_URL, NODE_ENV: 'development' };
+    const { stdout } = await copy.node(['bin/digest.ts', '--recap', coming().date, '--to', 'curator@example.com'], env);
+    expect(stdout).toContain(`Recap: ${coming().date}`);
+    const files = (await readdir(join(digestData, 'outbox'))).filter((file) => file.endsWith('.eml'));
+    expect(files).toHaveLength(1);
+    const eml = (await readFile(join(digestData, 'outbox', files[0]!), 'utf8')).replace(/=\r?\n/g, '');
+    expect(eml).toMatch(/^Subject: \[Test\] /m);
+    expect(eml).toContain(coming().headline);
+    // Sent to the list it is refused until its time: nothing more is written.
+    const refused = await copy.node(['bin/digest.ts', '--recap', coming().date], env).then(
+      () => null,
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stdout).toContain('is not public until');
+    expect((await readdir(join(digestData, 'outbox'))).filter((file) => file.endsWith('.eml'))).toHaveLength(1);
+  }, 240_000);
 
   it('links the Monday e-mail of 2026-02-02 to its page', async () => {
     // Its own data folder: the running server holds the embedded database of the other.

@@ -2,13 +2,19 @@
 // coming week. One server, one clock moved forward: before 09:00 every public surface acts as if the
 // week did not exist; from 09:00 every one shows it, with no restart. Its preview link shows it to
 // whoever holds the link, never to a cache or a search engine, and an altered link is refused.
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
+import { recapPathFor } from '../content/dates.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
+import { gatherReport } from '../jobs/report/gather.ts';
+import { headlineFigures } from '../jobs/report/render.tsx';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { createLogger } from '../server/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
@@ -184,6 +190,29 @@ describe('a preview link', () => {
     await page.close();
   });
 
+  it('is what npm run preview -- WEEK prints, with its e-mail link and when the week will be public and sent', async () => {
+    now = BEFORE;
+    const dataDir = await mkdtemp(join(tmpdir(), 'lw-preview-cli-'));
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/preview.ts', coming.date], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, SITE_URL: server.url, UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, DIGEST_CRON: '0 9 * * 1', DIGEST_TZ: 'UTC' },
+      });
+      const [pageLink, whenLine, emailLine] = stdout.split('\n');
+      expect(pageLink).toMatch(new RegExp(`^${server.url}${coming.path}\\?preview=${coming.date}\\.[0-9a-z]+\\.[A-Za-z0-9_-]{43}$`));
+      expect(whenLine).toContain('public Mon 14 Jul 09:00 UTC, e-mail 09:00 UTC');
+      const page = await fetch(pageLink!);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('x-robots-tag')).toBe('noindex');
+      expect(await page.text()).toContain(coming.entries[0]!.note.slice(0, 60));
+      const email = await fetch(emailLine!.replace('Its e-mail as it will be sent: ', ''));
+      expect(email.status).toBe(200);
+      expect((await get(coming.path)).status).toBe(404);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('answers an altered link with 403 and an expired one with 410, each with a page that says what to do', async () => {
     now = BEFORE;
     const token = createPreviewToken(coming.date, now, TEST_UNSUBSCRIBE_SECRET);
@@ -240,6 +269,29 @@ describe('the Monday job', () => {
     } finally {
       await store.close();
       await rm(outbox, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the operator’s report', () => {
+  it('says when each coming week will be public and e-mailed, and warns of an e-mail before its page', async () => {
+    const store = await openPGliteStore(null);
+    try {
+      const week = (date: string) => ({ ...coming, date, path: recapPathFor(date) });
+      const withComing = [week('2026-12-07'), week('2026-11-30'), ...recaps];
+      const now = new Date('2026-11-25T12:00:00Z');
+      const report = (cron: string) => gatherReport({ store, recaps: withComing, now, siteUrl: 'https://launchedweekly.test', production: false, digest: { cron, timezone: 'UTC', freshnessDays: 7 } });
+      const onTime = headlineFigures(await report('0 9 * * 1'));
+      expect(onTime.filter((line) => line.startsWith('Coming'))).toEqual([
+        'Coming: Week of November 30, 2026 · public Mon 30 Nov 09:00 UTC, e-mail 09:00 UTC',
+        'Coming: Week of December 7, 2026 · public Mon 7 Dec 09:00 UTC, e-mail 09:00 UTC',
+      ]);
+      const early = headlineFigures(await report('0 8 * * 1'));
+      expect(early.filter((line) => line.includes('warning: the e-mail would go out before the page is public'))).toHaveLength(2);
+      const none = headlineFigures(await gatherReport({ store, recaps, now, siteUrl: 'https://launchedweekly.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } }));
+      expect(none).toContain('Coming weeks: none (every week in content/recaps is public)');
+    } finally {
+      await store.close();
     }
   });
 });

@@ -22,11 +22,20 @@ export const FIRST_SYNTHETIC_WEEK = '2026-02-02';
 /** Left out of the copy: installed, built or local state. */
 const SKIP = new Set(['node_modules', 'dist', 'data', '.git', '.tmp', 'coverage']);
 
+/**
+ * When the synthetic weeks are public: they run years past today, so each file says it was
+ * published with the first of them (publishAt, content/publication.ts), except the coming weeks a
+ * test asks for, which keep the usual time (their date at 09:00), years ahead.
+ */
+export const SYNTHETIC_PUBLISHED_AT = `${FIRST_SYNTHETIC_WEEK}T09:00:00Z`;
+
 export interface WeekCard {
   date: string;
   path: string;
   title: string;
   headline: string;
+  /** Not public yet: no publishAt in its file, and a date years ahead. */
+  coming: boolean;
 }
 
 export interface ScaledCopy {
@@ -39,10 +48,10 @@ export interface ScaledCopy {
 }
 
 /** The text a curator writes into week number `n`'s scaffold: unique words per week, so a test can look for them. */
-export function fillScaffold(source: string, n: number): { source: string; title: string; headline: string } {
+export function fillScaffold(source: string, n: number, publishAt?: string): { source: string; title: string; headline: string } {
   const title = `Synthetic Week ${n} Roundup of Quiet Tools`;
   const headline = `Week ${n} Brings Calm Builders Forward`;
-  let filled = source
+  let filled = (publishAt ? source.replace(/^( {2}path: '[^']+',\n)/m, `$1  publishAt: '${publishAt}',\n`) : source)
     .replace("headline: ''", `headline: '${headline}'`)
     .replace("title: ''", `title: '${title}'`)
     .replace("intro: ''", `intro: 'Ten launches from synthetic week ${n}, written to measure the site at scale.'`);
@@ -55,8 +64,8 @@ export function fillScaffold(source: string, n: number): { source: string; title
   return { source: filled, title, headline };
 }
 
-/** Copies the repository and adds `totalWeeks - 24` synthetic weeks (none when totalWeeks is 24). */
-export async function makeScaledCopy(totalWeeks: number): Promise<ScaledCopy> {
+/** Copies the repository and adds `totalWeeks - 24` synthetic weeks (none when totalWeeks is 24), the newest `comingWeeks` of them not public yet. */
+export async function makeScaledCopy(totalWeeks: number, { comingWeeks = 0 }: { comingWeeks?: number } = {}): Promise<ScaledCopy> {
   const root = await mkdtemp(join(tmpdir(), `launched-weekly-${totalWeeks}-weeks-`));
   await cp(REPO_ROOT, root, { recursive: true, filter: (source) => !SKIP.has(source.slice(REPO_ROOT.length).split('/')[0] ?? '') });
   await symlink(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
@@ -70,16 +79,17 @@ export async function makeScaledCopy(totalWeeks: number): Promise<ScaledCopy> {
     // The first one the way the curator does it.
     await node(['scripts/new-recap.ts', '--date', FIRST_SYNTHETIC_WEEK]);
     const firstFile = join(recapsDir, `${FIRST_SYNTHETIC_WEEK}.ts`);
-    const first = fillScaffold(await readFile(firstFile, 'utf8'), 1);
+    const isComing = (n: number) => n > count - comingWeeks;
+    const first = fillScaffold(await readFile(firstFile, 'utf8'), 1, isComing(1) ? undefined : SYNTHETIC_PUBLISHED_AT);
     await writeFile(firstFile, first.source);
-    synthetic.push({ date: FIRST_SYNTHETIC_WEEK, path: recapPathFor(FIRST_SYNTHETIC_WEEK), title: first.title, headline: first.headline });
+    synthetic.push({ date: FIRST_SYNTHETIC_WEEK, path: recapPathFor(FIRST_SYNTHETIC_WEEK), title: first.title, headline: first.headline, coming: isComing(1) });
     // The rest straight from the same scaffold, one registry write at the end.
     let date = FIRST_SYNTHETIC_WEEK;
     for (let n = 2; n <= count; n++) {
       date = addDays(date, 7);
-      const week = fillScaffold(scaffoldRecap(date, 7), n);
+      const week = fillScaffold(scaffoldRecap(date, 7), n, isComing(n) ? undefined : SYNTHETIC_PUBLISHED_AT);
       await writeFile(join(recapsDir, `${date}.ts`), week.source);
-      synthetic.push({ date, path: recapPathFor(date), title: week.title, headline: week.headline });
+      synthetic.push({ date, path: recapPathFor(date), title: week.title, headline: week.headline, coming: isComing(n) });
     }
     await writeRegistry(recapsDir);
   }

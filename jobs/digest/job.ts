@@ -4,14 +4,14 @@
 // decides any of these for itself, so a hand run and a scheduled one cannot drift apart.
 import type { Recap } from '../../content/schema.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { presendHook } from './presend.ts';
 import { prunePendingSignups } from './prune-pending.ts';
 import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from './run.ts';
 
 /** What every run of this process shares: its store, mailer, content and configuration. */
 export interface DigestSetup {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;

@@ -4,7 +4,7 @@
 // re-create the lease for a whole period, and the next run would wrongly report "locked".
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
@@ -17,7 +17,7 @@ export class SendingLease {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: DigestStore,
     private readonly recapDate: string,
     readonly leaseMs: number,
     private readonly clock: () => number = Date.now,

@@ -1,12 +1,12 @@
 // Planning: who is next. Candidates come from the database already filtered (active, without this
 // recap in the ledger, in no open batch of it), in id order, a page at a time; they become a batch
 // only when writeDigestBatch commits them, which drops whoever left in between.
-import type { Store, Subscriber } from '../../server/store/types.ts';
+import type { DigestStore, Subscriber } from '../../server/store/types.ts';
 
 export const DEFAULT_PAGE_SIZE = 500;
 
 /** The candidates, `size` at a time (the last group may be smaller). */
-export async function* candidateGroups(store: Store, recapDate: string, size: number, pageSize = DEFAULT_PAGE_SIZE): AsyncGenerator<Subscriber[]> {
+export async function* candidateGroups(store: DigestStore, recapDate: string, size: number, pageSize = DEFAULT_PAGE_SIZE): AsyncGenerator<Subscriber[]> {
   let after: string | null = null;
   let group: Subscriber[] = [];
   for (;;) {

@@ -2,12 +2,12 @@
 // PENDING_DAYS. Nothing was ever sent to them but the confirmation, so nothing else is lost, and
 // an address someone else typed in does not sit on our list for ever.
 import { plural } from '../../content/text.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 
 export const PENDING_DAYS = 30;
 
 export interface PrunePendingOptions {
-  store: Store;
+  store: DigestStore;
   days?: number;
   log?: { info(line: string): void; warn(line: string): void };
 }

@@ -1,7 +1,7 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
 import { plural, pluralWord } from '../../content/text.ts';
-import type { DigestRun, DigestRunKind, Store } from '../../server/store/types.ts';
+import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
 
 export type DigestOutcome =
@@ -116,7 +116,7 @@ export function closingReport(tally: RunTally, label: string, stopped: string | 
  * Leaves the report in the run history. Best effort: the history must not stop a run whose
  * sending went through (the batches and the ledger are the record that matters).
  */
-export async function recordRun(store: Store, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
+export async function recordRun(store: DigestStore, runId: string | null, report: DigestReport, finishedAt: Date, warn?: (line: string) => void) {
   if (runId === null) return;
   try {
     await store.finishDigestRun(runId, {
@@ -135,7 +135,7 @@ export async function recordRun(store: Store, runId: string | null, report: Dige
   }
 }
 
-export async function startRun(store: Store, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
+export async function startRun(store: DigestStore, kind: DigestRunKind, at: Date, warn?: (line: string) => void): Promise<string | null> {
   try {
     return await store.startDigestRun(kind, at);
   } catch (error) {

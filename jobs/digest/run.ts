@@ -14,7 +14,7 @@ import { prepareDigest } from '../../emails/render-digest.ts';
 import type { Recap } from '../../content/schema.ts';
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { DigestBatch, DigestContent, DigestRunKind, Store, Subscriber } from '../../server/store/types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
 import { digestContentOf, messageFrom } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
@@ -45,7 +45,7 @@ export interface DigestProgress {
 }
 
 export interface DigestOptions {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   /** Newest first or in any order; the job sorts. */
   recaps: readonly Recap[];
@@ -74,7 +74,7 @@ export interface DigestOptions {
    * Where "pre-send checks" run: after the recap is chosen and rendered, before anything is sent
    * (a test copy included). A string stops the run with that reason; null lets it go on.
    */
-  preSend?: (context: { recap: Recap; content: DigestContent; store: Store }) => Promise<string | null>;
+  preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
 }
 
 interface Run {

@@ -5,7 +5,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { runDigestJob, type DigestSetup } from './job.ts';
 import { reportFields, runFailed } from './report.ts';
 import type { DigestReport } from './run.ts';
@@ -14,7 +14,7 @@ export interface SchedulerOptions {
   cron: string;
   timezone: string;
   freshnessDays: number;
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   recaps: readonly Recap[];
   siteUrl: string;
@@ -38,6 +38,8 @@ export interface DigestScheduler {
   stop(): Promise<void>;
 }
 
+const latest = (a: Date, b: Date | undefined) => (b !== undefined && b.getTime() > a.getTime() ? b : a);
+
 export function startDigestScheduler(options: SchedulerOptions): DigestScheduler {
   const { logger } = options;
   const setup: DigestSetup = {
@@ -48,12 +50,13 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
 
-  const run = (): Promise<DigestReport | null> => {
+  /** `scheduledFor`: the cron time that fired it, so a timer a few milliseconds early still sees the week its 09:00 made public. */
+  const run = (scheduledFor?: Date): Promise<DigestReport | null> => {
     if (stopping.signal.aborted) return Promise.resolve(null);
     if (running) return running;
     running = (async () => {
       try {
-        const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now: options.now?.() ?? new Date(), signal: stopping.signal });
+        const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now: options.now?.() ?? latest(new Date(), scheduledFor), signal: stopping.signal });
         // The same fields the run history keeps (npm run digest -- --history).
         const fields = { prunedPending, ...reportFields(report) };
         if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
@@ -69,11 +72,11 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     return running;
   };
 
-  const task: ScheduledTask = cron.schedule(options.cron, () => run(), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
+  const task: ScheduledTask = cron.schedule(options.cron, (context) => run(context.date), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
 
   return {
     nextRun: () => task.getNextRun(),
-    runNow: run,
+    runNow: () => run(),
     async stop() {
       stopping.abort();
       await task.stop();

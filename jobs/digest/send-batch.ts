@@ -5,7 +5,7 @@
 // decide); it is never counted as a failure and never planned again.
 import { plural } from '../../content/text.ts';
 import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
-import type { BatchFailure, DigestBatch, Store } from '../../server/store/types.ts';
+import type { BatchFailure, DigestBatch, DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
 
@@ -19,7 +19,7 @@ export const REPEAT_SAFETY_MARGIN_MS = 15 * 60 * 1000;
 const RECORD_ATTEMPTS = 4;
 
 export interface BatchContext {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   unsubscribeSecret: string;
   /** The run's clock (injected in tests, so "25 hours later" is a parameter). */

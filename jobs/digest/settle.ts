@@ -4,14 +4,14 @@
 // still active, under a new idempotency key (the old one is expired or bound to another body).
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { recordRun, RunTally, startRun, type DigestReport } from './report.ts';
 import { sendAndRecord } from './send-batch.ts';
 
 export interface SettleOptions {
-  store: Store;
+  store: DigestStore;
   mailer: Mailer;
   unsubscribeSecret: string;
   batchId: string;

@@ -187,6 +187,24 @@ function SendsSection({ sends, svg }: { sends: ReportData['sends']; svg: string 
   );
 }
 
+function ComingWeeksSection({ coming }: { coming: ReportData['coming'] }) {
+  return (
+    <Section id="coming" title="Coming weeks" lede="Weeks in content/recaps that are not public yet: when each page becomes public and when the schedule e-mails it.">
+      {coming.length === 0 ? (
+        <p>None: every week in content/recaps is public.</p>
+      ) : (
+        <ul>
+          {coming.map((week) => (
+            <li key={week.date}>
+              <b>{week.label}</b>: {week.line}.{week.warning ? <p className="advice">Warning: {week.warning}</p> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
 function NextRunSection({ nextRun }: { nextRun: ReportData['nextRun'] }) {
   return (
     <Section id="next-run" title="Next scheduled run" lede="What the Monday job would do next, and the pre-send checks on the e-mail it would send.">
@@ -254,6 +272,8 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           <SendsSection sends={sends} svg={charts.rates} />
 
           <NextRunSection nextRun={nextRun} />
+
+          <ComingWeeksSection coming={data.coming} />
         </main>
       </body>
     </html>

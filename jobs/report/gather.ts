@@ -5,10 +5,11 @@ import { createTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import { plural, weekLabel } from '../../content/text.ts';
 import type { ReportSnapshot } from '../../server/store/report-types.ts';
-import type { Store } from '../../server/store/types.ts';
+import type { ReportReadStore } from '../../server/store/types.ts';
 import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
+import { comingWeeks, type WeekWhen } from '../digest/when.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -55,10 +56,12 @@ export interface ReportData {
   totals: Record<State, number>;
   sends: SendRow[];
   nextRun: NextRun;
+  /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
+  coming: (WeekWhen & { label: string })[];
 }
 
 export interface GatherOptions {
-  store: Store;
+  store: ReportReadStore;
   recaps: readonly Recap[];
   now: Date;
   siteUrl: string;
@@ -126,5 +129,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     bounceRate: rate(send.bounced, send.sent),
     complaintRate: rate(send.complained, send.sent),
   }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active) };
+  const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming };
 }

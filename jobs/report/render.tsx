@@ -35,5 +35,10 @@ export function headlineFigures(data: ReportData): string[] {
     const checks = nextRun.checks.length > 0 ? ` · pre-send checks: ${counts('pass')} passed, ${counts('warn')} warnings, ${counts('fail')} failed` : '';
     lines.push(`Next run: ${nextRun.at.toISOString().replace('T', ' ').slice(0, 16)} UTC (${nextRun.cron}, ${nextRun.timezone}) · ${what}${checks}`);
   }
+  if (data.coming.length === 0) lines.push('Coming weeks: none (every week in content/recaps is public)');
+  for (const week of data.coming) {
+    lines.push(`Coming: ${week.label} · ${week.line}`);
+    if (week.warning) lines.push(`  warning: ${week.warning}`);
+  }
   return lines;
 }

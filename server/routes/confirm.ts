@@ -7,7 +7,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
 import type { SubscriberMail } from '../subscriber-mail.ts';
 import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
@@ -15,7 +15,7 @@ import { sendWelcomeOnce } from './subscribe.ts';
 import { page } from './unsubscribe.ts';
 
 export interface ConfirmOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;

@@ -3,7 +3,7 @@
 // subscriber by id. The address itself is not stored again. Parsed apart from the route's own
 // schema, which only needs what decides a removal.
 import { z } from 'zod';
-import type { Store } from '../store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 
 const recordedSchema = z.object({
   type: z.string().min(1).max(100),
@@ -23,7 +23,7 @@ function when(...candidates: (string | undefined)[]): Date | null {
  * Stores the event once per svix id, with the first of `recipients` that is a subscriber. Throws
  * when the store fails, so the webhook answers 503 and Resend delivers the event again.
  */
-export async function recordEmailEvent(store: Store, body: Buffer, svixId: string, svixTimestamp: string, recipients: readonly string[]): Promise<void> {
+export async function recordEmailEvent(store: SiteStore, body: Buffer, svixId: string, svixTimestamp: string, recipients: readonly string[]): Promise<void> {
   const parsed = recordedSchema.safeParse(JSON.parse(body.toString('utf8')));
   if (!parsed.success) return;
   const event = parsed.data;

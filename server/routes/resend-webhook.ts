@@ -8,11 +8,11 @@ import { z } from 'zod';
 import { normalizeEmail } from '../../content/email-address.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { RemovalReason, Store } from '../store/types.ts';
+import type { RemovalReason, SiteStore } from '../store/types.ts';
 import { recordEmailEvent } from './record-email-event.ts';
 
 export interface ResendWebhookOptions {
-  store: Store;
+  store: SiteStore;
   /** RESEND_WEBHOOK_SECRET (whsec_…); without it the endpoint answers 503. */
   secret: string | undefined;
   logger: Logger;

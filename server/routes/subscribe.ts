@@ -4,7 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../../content/email-address.ts';
 import type { SignupOutcome } from '../../client/signup-outcome.ts';
-import type { SignupDecision, SignupMode, Store } from '../store/types.ts';
+import type { SignupDecision, SignupMode, SiteStore } from '../store/types.ts';
 import { sendError } from '../errors.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
 import type { SubscriberMail } from '../subscriber-mail.ts';
@@ -32,7 +32,7 @@ export const subscribeBodySchema = z.object(
 export const UNAVAILABLE_MESSAGE = 'Please try again later.';
 
 export interface SubscribeOptions {
-  store: Store;
+  store: SiteStore;
   /** Paths a form may come from; anything else is sent back to the home page. */
   knownPaths: ReadonlySet<string>;
   onStoreError: (error: unknown) => void;
@@ -81,7 +81,7 @@ async function mailAfterSignup(decision: SignupDecision, email: string, options:
 }
 
 export async function sendWelcomeOnce(
-  store: Store,
+  store: SiteStore,
   mail: SubscriberMail,
   subscriberId: string,
   email: string,

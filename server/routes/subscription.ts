@@ -6,7 +6,7 @@ import { createElement as h, type ReactNode } from 'react';
 import { recapSummaries } from '../../content/index.ts';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
 import type { SubscriberMail } from '../subscriber-mail.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
@@ -14,7 +14,7 @@ import { sendWelcomeOnce } from './subscribe.ts';
 import { page } from './unsubscribe.ts';
 
 export interface SubscriptionOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;

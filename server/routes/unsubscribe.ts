@@ -10,11 +10,11 @@ import { createElement as h, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 
 export interface UnsubscribeOptions {
-  store: Store;
+  store: SiteStore;
   secret: string;
   /** Secrets that signed links before the last rotation (UNSUBSCRIBE_SECRET_PREVIOUS). */
   previousSecrets?: readonly string[];

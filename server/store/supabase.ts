@@ -47,8 +47,9 @@ interface Answer {
 
 function failure(what: string, { error, status }: Answer): Error {
   const code = error?.code ?? '';
-  // The status too: an answer without a body (HEAD) has nothing else to go on.
-  const detail = `${error?.message || 'no answer'}${status || code ? ` (${[status ? `HTTP ${status}` : '', code].filter(Boolean).join(', ')})` : ''}`;
+  // The HTTP status as well as the code: an answer without a body has nothing else to go on.
+  const about = [status ? `HTTP ${status}` : '', code].filter(Boolean).join(', ');
+  const detail = `${error?.message || 'no answer'}${about ? ` (${about})` : ''}`;
   // Status 0: supabase-js got no HTTP answer at all (refused, reset, DNS, timeout).
   if (status === 0 || status >= 500 || status === 429 || UNAVAILABLE_CODE.test(code)) {
     return new StoreUnavailableError(`Supabase is unavailable while ${what}: ${detail}`, { cause: error });

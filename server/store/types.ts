@@ -258,6 +258,33 @@ export interface StoreTransport {
 
 export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
 
+// What each consumer uses of the Store, so each sees only its own part.
+
+/** The site's routes and bot defences. */
+export type SiteStore = Pick<
+  Store,
+  | 'signUp'
+  | 'activateSubscriber'
+  | 'subscriberDetails'
+  | 'deleteSubscriber'
+  | 'releaseConfirmation'
+  | 'claimWelcome'
+  | 'findSubscriber'
+  | 'findSubscriberByEmail'
+  | 'removeSubscriber'
+  | 'recordEmailEvent'
+> &
+  RateLimitCounters;
+
+/** The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, and a few figures. */
+export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
+
+/** The operator's report (jobs/report). */
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries'>;
+
+/** `npm run subscribers` (bin/subscribers.ts). */
+export type SubscribersCliStore = Pick<Store, 'signUp' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
+
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
