@@ -23,7 +23,7 @@ export async function importSubscriberRows(
   const chunkSize = options.chunkSize ?? IMPORT_CHUNK_SIZE;
   const totals: ImportCounts = { added: 0, recordedLeft: 0, present: 0, leftAlone: 0 };
   for (let start = 0; start < rows.length; start += chunkSize) {
-    const chunk = rows.slice(start, start + chunkSize).map((row) => ({ ...row, addressHashes: keys.addressHashes(row.email) }));
+    const chunk = await Promise.all(rows.slice(start, start + chunkSize).map(async (row) => ({ ...row, addressHashes: await keys.addressHashes(row.email) })));
     const counts = await store.importSubscribers(chunk);
     for (const key of Object.keys(totals) as (keyof ImportCounts)[]) totals[key] += counts[key];
     options.onChunk?.(Math.min(start + chunkSize, rows.length), rows.length);

@@ -11,13 +11,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store, SubscriberStatus } from '../server/store/types.ts';
-import { subscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'import-test-secret-0123456789abcdef0123456789abcdef';
-const keys = subscriberKeys(SECRET);
 
 interface Kind {
   name: string;
@@ -107,7 +106,9 @@ for (const kind of kinds) {
           if (state !== 'active') await store.removeSubscriber(id, state);
           before.set(email, state);
         }
-        await store.deleteSubscriber((await store.findSubscriberByEmail('was.deleted@example.org'))!.id, keys.addressHashes('was.deleted@example.org')[0]!);
+        // The hash the CLI will compute: the database's mailbox key, made on first use.
+        const [hash] = await subscriberKeys(SECRET, [], storedMailboxKey(store)).addressHashes('was.deleted@example.org');
+        await store.deleteSubscriber((await store.findSubscriberByEmail('was.deleted@example.org'))!.id, hash!);
         before.delete('was.deleted@example.org');
       } finally {
         await store.close();

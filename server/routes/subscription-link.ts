@@ -78,7 +78,7 @@ export function subscriptionLinkRouter(options: SubscriptionOptions): Router {
       const target = await store.linkTarget(link.subscriberId);
       if (!target) return refused(res, 'gone');
       if (link.purpose === 'delete') {
-        const [hash] = keys.addressHashes(target.email);
+        const [hash] = await keys.addressHashes(target.email);
         const deleted = await store.deleteSubscriberByLink(link, hash!);
         if (deleted.outcome !== 'ok') return refused(res, deleted.outcome);
         logger.info({ had: deleted.status }, 'subscriber data deleted at their request');
