@@ -85,7 +85,7 @@ async function serve(backend: Backend, target: string) {
     server.close();
     void store
       .close()
-      .then(() => rm(mailDir, { recursive: true, force: true }))
+      .then(() => rm(mailDir, { recursive: true, force: true, maxRetries: 5 }))
       .then(() => process.exit(0));
   });
 }
