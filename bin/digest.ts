@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
-import { configOrExit, readDotEnv } from '../server/startup.ts';
+import { configOrExit, readDotEnv, storeOrExit } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY, MAX_REQUEST_TIMEOUT_MS } from '../server/mail/delivery-policy.ts';
 import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
 import type { Mailer } from '../server/mail/types.ts';
@@ -137,19 +137,6 @@ type Config = Awaited<ReturnType<typeof configOrExit>>;
 
 const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(`warning: ${line}`) };
 
-async function openStoreOrExit(config: Config): Promise<Store> {
-  const { openStore, StoreLockedError } = await import('../server/store/index.ts');
-  try {
-    return await openStore(config.store);
-  } catch (error) {
-    if (error instanceof StoreLockedError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
 async function showHistory(store: Store, json: boolean): Promise<never> {
   const { historyTable, outboxLines } = await import('../jobs/digest/report.ts');
   try {
@@ -258,7 +245,7 @@ async function main() {
   // The job's modules are loaded after the arguments are checked, so --help and typos answer at once.
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
-  const store = await openStoreOrExit(config);
+  const store = await storeOrExit(config);
   if (args.history) await showHistory(store, args.json);
   const mailer = await openMailer(config, args);
   if (args.settle) await settle(store, mailer, config, { ...args, settle: args.settle });
