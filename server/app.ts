@@ -25,12 +25,15 @@ import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
 import { subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
+import { isPublic } from '../content/publication.ts';
+import { signupService } from './signup.ts';
+import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
 
 export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>> & {
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox'>> & {
     /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
@@ -44,6 +47,8 @@ export interface AppDeps {
   assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
   /** For confirmation and welcome e-mails; made from config.mailer on first use when not given. */
   mailer?: Mailer;
+  /** The outbox worker to wake after a signup; made (and started) from the store and mailer when not given. */
+  outbox?: OutboxWorker;
   /**
    * Which weeks exist and when each becomes public (server/published-site.ts): the content's
    * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
@@ -144,26 +149,16 @@ const trailingSlashRedirect: RequestHandler = (req, res, next) => {
   next();
 };
 
-export function createApp({ config, store, renderer, logger, assets, mailer, publishing = { recaps, clock: () => new Date(), timeZone: 'UTC' } }: AppDeps) {
+export function createApp(deps: AppDeps) {
+  const { config, store, renderer, logger, assets } = deps;
+  const publishing = deps.publishing ?? { recaps, clock: () => new Date(), timeZone: 'UTC' };
   const app = express();
   const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
   const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
   const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
   const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
-  let mailerMade: Promise<Mailer> | undefined;
-  const mail = subscriberMail({
-    mailer: () => {
-      if (mailer) return Promise.resolve(mailer);
-      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
-      mailerMade ??= createMailer(config.mailer);
-      return mailerMade;
-    },
-    siteUrl: config.siteUrl,
-    secret: config.unsubscribeSecret,
-    newestRecap: () => site.site.current().recaps[0],
-  });
-  const welcome = config.welcomeEmail === true;
-  const onMailError = (error: unknown, kind: string) => logger.error({ err: error }, `${kind} e-mail could not be sent`);
+  const outbox = deps.outbox ?? appOutbox(deps, publishing);
+  const signup = signupService({ store, mode: config.signupConfirmation ?? 'single', welcome: config.welcomeEmail === true, keys, outbox });
   const knownPaths = pathsOf(publishing.recaps);
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -203,18 +198,13 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), guard.limitNetworkAddress, ...guard.screen);
   app.use(
     subscribeRouter({
-      store,
+      signup,
       knownPaths,
       onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
-      mode: config.signupConfirmation ?? 'single',
-      keys,
-      mail,
-      welcome,
-      onMailError,
     }),
   );
-  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
-  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
+  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, logger }));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
@@ -257,7 +247,36 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   });
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
-  return app;
+  // The caller stops the outbox before it closes the store (server/main.ts, tests/support/server.ts).
+  return Object.assign(app, { outbox });
+}
+
+/**
+ * The outbox worker of an app given none: polls the store and sends through the given mailer, or
+ * one made from config.mailer with the outbox's own short per-claim policy.
+ */
+function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publishing): OutboxWorker {
+  const newestFirst = [...publishing.recaps].sort((a, b) => b.date.localeCompare(a.date));
+  let made: Promise<Mailer> | undefined;
+  const worker = createOutboxWorker({
+    store,
+    mailer: () => {
+      if (mailer) return Promise.resolve(mailer);
+      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
+      made ??= createMailer(config.mailer, { policy: OUTBOX_DELIVERY_POLICY });
+      return made;
+    },
+    compose: subscriberMail({
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      // The newest week public when the welcome was queued, in DIGEST_TZ as the site says.
+      newestRecap: (at) => newestFirst.find((recap) => isPublic(recap, { now: at, timeZone: publishing.timeZone })),
+    }),
+    log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+    ...config.outbox,
+  });
+  worker.start();
+  return worker;
 }
 
 /**

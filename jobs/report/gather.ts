@@ -1,6 +1,7 @@
 // The figures of the operator's report, gathered once: the store's snapshot (weekly states,
 // signups, sources, sends), each send's rates against the 0.3 % line, and what the next scheduled
 // run would do, with the pre-send checks on the recap it would send.
+import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
 import { createTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import { plural, weekLabel } from '../../content/text.ts';
@@ -56,9 +57,14 @@ export interface ReportData {
   totals: Record<State, number>;
   sends: SendRow[];
   nextRun: NextRun;
+  /** The mail outbox (confirmations, welcomes, notices) of the last OUTBOX_DAYS days. */
+  outbox: OutboxSummary;
   /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
   coming: (WeekWhen & { label: string })[];
 }
+
+/** The report shows the mail outbox of the last week. */
+export const OUTBOX_DAYS = 7;
 
 export interface GatherOptions {
   store: ReportReadStore;
@@ -130,5 +136,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     complaintRate: rate(send.complained, send.sent),
   }));
   const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming };
+  const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox };
 }

@@ -27,6 +27,8 @@ export function headlineFigures(data: ReportData): string[] {
   }
   const over = sends.filter((send) => send.bounceRate > RATE_LINE || send.complaintRate > RATE_LINE);
   if (over.length > 0) lines.push(`Above the 0.3 % line: ${over.map((send) => send.recapDate).join(', ')} (see the report for what to do)`);
+  const { outbox } = data;
+  lines.push(`Mail outbox, last ${outbox.days} days: ${outbox.queued} queued · ${outbox.retrying} retrying · ${outbox.failed} failed · ${outbox.sent} sent`);
   if (nextRun.kind === 'off') {
     lines.push(`Next run: none (${nextRun.reason})`);
   } else {

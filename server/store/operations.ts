@@ -4,6 +4,7 @@
 import type { CallFunction } from './call-function.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { digestLeaseStore } from './digest-lease.ts';
+import { mailOutboxStore } from './mail-outbox.ts';
 import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
 import { reportStore } from './report-types.ts';
@@ -29,6 +30,7 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     ...digestLeaseStore(call),
     ...rateLimitStore(call),
     ...reportStore(call),
+    ...mailOutboxStore(call),
   };
   functionsOf.set(store, call);
   return store;

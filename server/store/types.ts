@@ -5,6 +5,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { MailOutboxStore } from './mail-outbox.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -25,6 +26,8 @@ export interface SignupRequest {
   networkHash: string | null;
   /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
   addressHashes: readonly string[];
+  /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
+  welcome?: boolean;
 }
 
 /**
@@ -199,9 +202,10 @@ export interface SubscriberStore {
   /**
    * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
    * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
-   * unsubscribed or pending). Null when there is no such subscriber.
+   * unsubscribed or pending). Null when there is no such subscriber. With `welcome`, an address
+   * this makes active has its welcome e-mail queued in the same transaction.
    */
-  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null>;
+  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome?: boolean): Promise<Activation | null>;
 
   /** State, consent record and deliveries of one subscriber; null when there is none. */
   subscriberDetails(id: string): Promise<SubscriberDetails | null>;
@@ -256,7 +260,7 @@ export interface StoreTransport {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
+export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore, MailOutboxStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -276,11 +280,19 @@ export type SiteStore = Pick<
 > &
   RateLimitCounters;
 
-/** The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, and a few figures. */
-export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
+/**
+ * The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, a few
+ * figures, and the mail outbox for the operator's notices (with the recap's totals they report).
+ */
+export type DigestStore = DigestBatchStore &
+  DigestLeaseStore &
+  PendingSignupStore &
+  Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
+  Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
+  Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
 export type SubscribersCliStore = Pick<Store, 'signUp' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
