@@ -13,6 +13,7 @@ import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
+import { proxyCheck } from './proxy-check.ts';
 import { pathsOf, publicSite } from './public-site.ts';
 import type { Publishing } from './published-site.ts';
 import { previewRouter } from './routes/preview.ts';
@@ -23,7 +24,7 @@ import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
-import { subscriberKeys } from './subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
 import { signupService } from './signup.ts';
@@ -156,7 +157,7 @@ export function createApp(deps: AppDeps) {
   const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
   const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
   const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
-  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
+  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets, storedMailboxKey(store));
   const outbox = deps.outbox ?? appOutbox(deps, publishing);
   const signup = signupService({ store, mode: config.signupConfirmation ?? 'single', welcome: config.welcomeEmail === true, keys, outbox });
   const knownPaths = pathsOf(publishing.recaps);
@@ -166,6 +167,7 @@ export function createApp(deps: AppDeps) {
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
+  app.use(proxyCheck({ trustProxy: config.trustProxy, logger, store }));
 
   app.use(requestLog(logger));
   app.use(securityHeaders(config, renderer.cacheable));

@@ -6,8 +6,9 @@
 // deploy or crash after the answer delays it, never loses it. The outbox worker is only woken.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { emailProblem, MAX_EMAIL_LENGTH, normalizeEmail } from '../content/email-address.ts';
+import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
+import { canonicalAddress } from './mailbox-key.ts';
 import type { Activation, SignupDecision, SignupMode, SiteStore, SubscriberDetails } from './store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
@@ -17,7 +18,13 @@ export const subscribeBodySchema = z.object(
     email: z
       .string({ message: 'Send the address as a string in the "email" field.' })
       .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
-      .transform(normalizeEmail)
+      // Trimmed, NFKC, lower-cased, the domain in ASCII (server/mailbox-key.ts).
+      .transform((raw, ctx) => {
+        const canonical = canonicalAddress(raw);
+        if (canonical.ok) return canonical.email;
+        ctx.addIssue({ code: 'custom', message: canonical.message });
+        return z.NEVER;
+      })
       .superRefine((email, ctx) => {
         const problem = emailProblem(email);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -108,7 +115,7 @@ const queuesMail = (decision: SignupDecision, welcome: boolean) =>
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
   return {
     async signUp(email, sourcePath, ip) {
-      const decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes: keys.addressHashes(email), welcome });
+      const decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes: await keys.addressHashes(email), welcome });
       if (queuesMail(decision, welcome)) outbox.wake();
       return decision;
     },
@@ -125,7 +132,7 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
       if (result?.activated && welcome) outbox.wake();
       if (result?.activated || result?.status === 'active') return 'resubscribed';
       // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
-      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: keys.addressHashes(details.email) });
+      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
       if (queuesMail(decision, false)) outbox.wake();
       return 'confirmation_sent';
     },

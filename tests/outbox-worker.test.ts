@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, OUTBOX_MAX_AGE_MS, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
-import type { SignupRequest, Store } from '../server/store/types.ts';
+import type { OutboxSettlement } from '../server/store/mail-outbox.ts';
+import { StoreUnavailableError, type SignupRequest, type Store } from '../server/store/types.ts';
 import { subscriberMail } from '../server/subscriber-mail.ts';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
@@ -148,6 +149,31 @@ for (const backend of storeBackends) {
       const html = await renderReportHtml(data);
       expect(html).toContain('id="mail-outbox"');
       expect(html).toContain('not delivered within 24 hours');
+    });
+
+    it('survives a database outage, also between the provider’s acceptance and the settlement: one copy in the end', async () => {
+      await store.signUp(double('dbdown@example.com'));
+      let down = true;
+      let settleDown = false;
+      const flaky: typeof store = Object.create(store, {
+        claimMail: { value: (limit: number, lease: number) => (down ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : store.claimMail(limit, lease)) },
+        settleMail: { value: (id: string, settlement: OutboxSettlement) => (settleDown ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : store.settleMail(id, settlement)) },
+      }) as typeof store;
+      const shaky = createOutboxWorker({ store: flaky, mailer: async () => mailer, compose, log: quiet, leaseSeconds: 1, retryFirstSeconds: 1, retryMaxSeconds: 1 });
+      expect(await shaky.deliverDue()).toBe(0);
+      expect(to('dbdown@example.com', 'confirmation')).toEqual([]);
+      // Back, but gone again right after the provider took the message: it stays claimed.
+      down = false;
+      settleDown = true;
+      await shaky.deliverDue();
+      expect(to('dbdown@example.com', 'confirmation')).toHaveLength(1);
+      settleDown = false;
+      // The lease runs out; the next try repeats it under the same key, which the provider answers from its cache.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(await shaky.deliverDue()).toBe(1);
+      expect(to('dbdown@example.com', 'confirmation')).toHaveLength(1);
+      expect(fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
+      await shaky.stop();
     });
   });
 }

@@ -5,6 +5,7 @@ import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
+import type { SetupCheck } from './setup-checks.ts';
 
 const STYLES = `
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0;background:#f6f7f9}
@@ -101,7 +102,7 @@ function adviceFor(send: SendRow): string[] {
   return advice;
 }
 
-function Checks({ checks }: { checks: CheckResult[] }) {
+function Checks({ checks }: { checks: readonly (CheckResult | SetupCheck)[] }) {
   return (
     <ul className="checks">
       {checks.map((check) => (
@@ -315,6 +316,10 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           </Section>
 
           <NextRunSection nextRun={nextRun} />
+
+          <Section id="setup" title="Set-up checks" lede="How the servers are set up, from what they recorded while serving.">
+            <Checks checks={data.setupChecks} />
+          </Section>
 
           <ComingWeeksSection coming={data.coming} />
         </main>

@@ -11,6 +11,7 @@ import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
+import { setupChecks, type SetupCheck } from './setup-checks.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -61,6 +62,8 @@ export interface ReportData {
   outbox: OutboxSummary;
   /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
   coming: (WeekWhen & { label: string })[];
+  /** How the servers are set up, from what they recorded while serving (TRUST_PROXY). */
+  setupChecks: SetupCheck[];
 }
 
 /** The report shows the mail outbox of the last week. */
@@ -137,5 +140,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
   }));
   const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
   const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox };
+  const setup = setupChecks(await options.store.serverNotices());
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup };
 }

@@ -9,6 +9,7 @@ import { honeypotFilled } from '../../client/honeypot.ts';
 import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { mailboxKey } from '../mailbox-key.ts';
 import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode } from '../store/types.ts';
@@ -17,7 +18,7 @@ import { rateLimitHasher } from './keyed-hash.ts';
 import { RateLimitBatcher } from './rate-limit-batcher.ts';
 import { StoreRateLimiter } from './store-rate-limiter.ts';
 
-/** At most this many signups of one e-mail address per day, whoever sends them (issue 13). */
+/** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */
 export const SIGNUPS_PER_ADDRESS_PER_DAY = 3;
 const MINUTE_SECONDS = 60;
 const DAY_SECONDS = 86_400;
@@ -111,12 +112,16 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     if (isDisposableAddress(email)) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
     let limited: RateLimiterRes | null;
     try {
-      limited = await over(perEmailAddress, keyedHash('email', email));
+      // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
+      limited = await over(perEmailAddress, keyedHash('email', mailboxKey(email)));
     } catch (error) {
       logger.error({ err: error }, 'signup limit per e-mail address could not be checked');
       return viaForm ? backToForm(res, sourcePath, 'unavailable') : sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
     }
     if (limited) {
+      // Double mode answers 202 whatever the address's state; a mailbox over its limit is one more
+      // such state, and a bot spraying its spellings learns nothing from the answer.
+      if (mode === 'double') return answer('confirmation-sent', 202, { status: 'confirmation_sent' });
       retryAfter(res, limited);
       return answer('address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
     }

@@ -70,43 +70,64 @@ export function retryDelaySeconds(attempts: number, first: number, max: number):
   return Math.min(max, first * 2 ** Math.max(0, attempts - 1));
 }
 
+interface Delivery {
+  store: MailOutboxStore;
+  compose: ComposeMail;
+  log: OutboxLog;
+  leaseSeconds: number;
+  retryFirstSeconds: number;
+  retryMaxSeconds: number;
+  now: () => number;
+  signal: AbortSignal;
+}
+
+async function settle({ store, log }: Delivery, row: OutboxMessage, settlement: OutboxSettlement): Promise<void> {
+  await store.settleMail(row.id, settlement);
+  if (settlement.state === 'sent') log.info(`outbox: ${row.kind} #${row.id} sent (try ${row.attempts})`);
+  else if (settlement.state === 'retrying') log.warn(`outbox: ${row.kind} #${row.id} not sent (try ${row.attempts}), retrying in ${settlement.retrySeconds}s: ${settlement.error}`);
+  else log.warn(`outbox: ${row.kind} #${row.id} ${settlement.state}: ${settlement.error}`);
+}
+
+/** One try at one claimed message, and its settlement. */
+async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer): Promise<void> {
+  // The provider forgets the key after 24 h: a try after that (less one lease, the longest a
+  // try can last) might send a copy the provider already sent once.
+  if (ctx.now() - row.createdAt.getTime() > OUTBOX_MAX_AGE_MS - ctx.leaseSeconds * 1000) {
+    return settle(ctx, row, { state: 'failed', error: `not delivered within 24 hours (${row.attempts - 1} tries)` });
+  }
+  const composed = await ctx.compose(row, mailer.from);
+  if (composed.kind === 'cancel') return settle(ctx, row, { state: 'cancelled', error: composed.reason });
+  const { results } = await mailer.sendBatch([composed.message], { idempotencyKey: `outbox/${row.id}`, signal: ctx.signal });
+  const result = results[0]!;
+  if (result.status === 'accepted') return settle(ctx, row, { state: 'sent', providerId: result.providerId });
+  if (result.permanent) return settle(ctx, row, { state: 'failed', error: result.reason });
+  // Stopping: hand it back now, for the next process to pick up without waiting.
+  const retrySeconds = ctx.signal.aborted ? 0 : retryDelaySeconds(row.attempts, ctx.retryFirstSeconds, ctx.retryMaxSeconds);
+  return settle(ctx, row, { state: 'retrying', error: result.reason, retrySeconds });
+}
+
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
-  const { store, compose, log } = options;
+  const { store, log } = options;
   const poll = (options.pollSeconds ?? OUTBOX_DEFAULTS.pollSeconds) * 1000;
   const lease = options.leaseSeconds ?? OUTBOX_DEFAULTS.leaseSeconds;
-  const first = options.retryFirstSeconds ?? Math.min(OUTBOX_DEFAULTS.retryFirstSeconds, options.retryMaxSeconds ?? OUTBOX_DEFAULTS.retryMaxSeconds);
   const max = options.retryMaxSeconds ?? OUTBOX_DEFAULTS.retryMaxSeconds;
   const batchSize = options.batchSize ?? 10;
   const now = options.now ?? Date.now;
   const stopping = new AbortController();
+  const ctx: Delivery = {
+    store,
+    compose: options.compose,
+    log,
+    leaseSeconds: lease,
+    retryFirstSeconds: options.retryFirstSeconds ?? Math.min(OUTBOX_DEFAULTS.retryFirstSeconds, max),
+    retryMaxSeconds: max,
+    now,
+    signal: stopping.signal,
+  };
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
   let again = false;
   let polling = false;
-
-  async function settle(row: OutboxMessage, settlement: OutboxSettlement): Promise<void> {
-    await store.settleMail(row.id, settlement);
-    if (settlement.state === 'sent') log.info(`outbox: ${row.kind} #${row.id} sent (try ${row.attempts})`);
-    else if (settlement.state === 'retrying') log.warn(`outbox: ${row.kind} #${row.id} not sent (try ${row.attempts}), retrying in ${settlement.retrySeconds}s: ${settlement.error}`);
-    else log.warn(`outbox: ${row.kind} #${row.id} ${settlement.state}: ${settlement.error}`);
-  }
-
-  async function deliver(row: OutboxMessage, mailer: Mailer): Promise<void> {
-    // The provider forgets the key after 24 h: a try after that (less one lease, the longest a
-    // try can last) might send a copy the provider already sent once.
-    if (now() - row.createdAt.getTime() > OUTBOX_MAX_AGE_MS - lease * 1000) {
-      return settle(row, { state: 'failed', error: `not delivered within 24 hours (${row.attempts - 1} tries)` });
-    }
-    const composed = await compose(row, mailer.from);
-    if (composed.kind === 'cancel') return settle(row, { state: 'cancelled', error: composed.reason });
-    const { results } = await mailer.sendBatch([composed.message], { idempotencyKey: `outbox/${row.id}`, signal: stopping.signal });
-    const result = results[0]!;
-    if (result.status === 'accepted') return settle(row, { state: 'sent', providerId: result.providerId });
-    if (result.permanent) return settle(row, { state: 'failed', error: result.reason });
-    // Stopping: hand it back now, for the next process to pick up without waiting.
-    const retrySeconds = stopping.signal.aborted ? 0 : retryDelaySeconds(row.attempts, first, max);
-    return settle(row, { state: 'retrying', error: result.reason, retrySeconds });
-  }
 
   async function pass(): Promise<{ settled: number; more: boolean }> {
     const claimedAt = now();
@@ -120,7 +141,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         await store.settleMail(row.id, { state: 'retrying', error: 'handed back unsent', retrySeconds: 0 });
         continue;
       }
-      await deliver(row, mailer);
+      await deliver(ctx, row, mailer);
       settled++;
     }
     return { settled, more: rows.length === batchSize && !stopping.signal.aborted };

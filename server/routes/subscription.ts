@@ -179,7 +179,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
           .send(`${JSON.stringify(dataExport(details), null, 2)}\n`);
         return null;
       case 'delete': {
-        const [hash] = keys.addressHashes(details.email);
+        const [hash] = await keys.addressHashes(details.email);
         const had = await store.deleteSubscriber(details.id, hash!);
         logger.info({ subscriber: details.id, had }, 'subscriber data deleted at their request');
         const suppressed = had === 'bounced' || had === 'complained';

@@ -119,8 +119,8 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
       p_emails: rows.map((row) => row.email),
       p_sources: rows.map((row) => row.source),
       p_network_hashes: rows.map((row) => row.networkHash),
-      p_hashes: rows.map((row) => row.addressHashes[0] ?? null),
-      p_previous_hashes: rows.map((row) => row.addressHashes[1] ?? null),
+      // Every hash of every row (the mailbox's and any older ones), as JSON: [[…], […], …].
+      p_address_hashes: rows.map((row) => [...row.addressHashes]),
     });
     return new Map(Object.entries(z.record(z.string(), z.string()).parse(activated)));
   };
@@ -146,8 +146,8 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
     },
     subscriberDetails: async (id) => detailsRow.nullable().parse(await call('subscriber_details', { p_id: id })),
     deleteSubscriber: async (id, addressHash) => status.nullable().parse(await call('delete_subscriber', { p_id: id, p_address_hash: addressHash })),
-    async releaseConfirmation(id) {
-      await call('release_confirmation', { p_id: id });
+    async releaseConfirmation(id, mailboxHash = null) {
+      await call('release_confirmation', { p_id: id, p_mailbox_hash: mailboxHash });
     },
     claimWelcome: async (id) => (await call('claim_welcome', { p_id: id })) === true,
     findSubscriber: (id) => find('subscriber_by_id', { p_id: id }),

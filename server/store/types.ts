@@ -6,6 +6,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
 import type { MailOutboxStore } from './mail-outbox.ts';
+import type { ServerNoticeStore } from './server-notices.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -24,7 +25,11 @@ export interface SignupRequest {
   mode: SignupMode;
   /** Keyed hash of the client's network address, for the consent record; never the raw value. */
   networkHash: string | null;
-  /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
+  /**
+   * Keyed hashes of the address (server/subscriber-keys.ts): first the hash of its mailbox, which
+   * the suppression list and the per-mailbox confirmation throttle go by; then older hashes that
+   * the suppression list may still hold. Empty: neither applies.
+   */
   addressHashes: readonly string[];
   /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
   welcome?: boolean;
@@ -218,9 +223,10 @@ export interface SubscriberStore {
 
   /**
    * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
-   * the reader's next attempt sends one instead of waiting out the day.
+   * the reader's next attempt sends one instead of waiting out the day: the row's, and the
+   * mailbox's (`mailboxHash`, the first of the signup's address hashes) if this row claimed it.
    */
-  releaseConfirmation(id: string): Promise<void>;
+  releaseConfirmation(id: string, mailboxHash?: string | null): Promise<void>;
 
   /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
   claimWelcome(id: string): Promise<boolean>;
@@ -238,6 +244,15 @@ export interface SubscriberStore {
   listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]>;
 
   countSubscribers(): Promise<SubscriberCounts>;
+}
+
+/** The key of the mailbox hashes (mailbox-keys.ts). */
+export interface MailboxKeyStore {
+  /**
+   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
+   * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
+   */
+  mailboxHashKey(candidate: string): Promise<string>;
 }
 
 /** The sending lease of a recap (digest-lease.ts). */
@@ -260,7 +275,17 @@ export interface StoreTransport {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore, MailOutboxStore {}
+export interface Store
+  extends StoreTransport,
+    SubscriberStore,
+    MailboxKeyStore,
+    PendingSignupStore,
+    DigestBatchStore,
+    DigestLeaseStore,
+    RateLimitCounters,
+    ReportStore,
+    MailOutboxStore,
+    ServerNoticeStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -272,11 +297,14 @@ export type SiteStore = Pick<
   | 'subscriberDetails'
   | 'deleteSubscriber'
   | 'releaseConfirmation'
+  | 'mailboxHashKey'
   | 'claimWelcome'
   | 'findSubscriber'
   | 'findSubscriberByEmail'
   | 'removeSubscriber'
   | 'recordEmailEvent'
+  | 'recordServerNotice'
+  | 'clearServerNotice'
 > &
   RateLimitCounters;
 
@@ -292,10 +320,10 @@ export type DigestStore = DigestBatchStore &
   Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
-export type SubscribersCliStore = Pick<Store, 'signUp' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
+export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
 
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {
