@@ -4,14 +4,16 @@
 import { parseArgs } from 'node:util';
 import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
-import { configOrExit, readDotEnv } from '../server/startup.ts';
-import { DEFAULT_DELIVERY_POLICY } from '../server/mail/delivery-policy.ts';
+import { configOrExit, readDotEnv, storeOrExit } from '../server/startup.ts';
+import { DEFAULT_DELIVERY_POLICY, MAX_REQUEST_TIMEOUT_MS } from '../server/mail/delivery-policy.ts';
 import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
 
 const PROGRESS_EVERY_MS = 2_000;
 const HISTORY_ROWS = 20;
+/** --history shows the mail outbox of the last week. */
+const OUTBOX_DAYS = 7;
 
 const USAGE = `Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL] [--json] [--timeout SECONDS]
        npm run digest -- --history [--json]
@@ -28,7 +30,8 @@ Run it again at any time: whoever already has the recap is skipped.
   --timeout SECONDS
                  abandon a provider request with no answer after this long and retry it with
                  the same idempotency key, so nothing goes out twice (default ${DEFAULT_DELIVERY_POLICY.requestTimeoutMs / 1000})
-  --history      list the last ${HISTORY_ROWS} runs (scheduled, manual, tests, dry runs) and any unknown batch
+  --history      list the last ${HISTORY_ROWS} runs (scheduled, manual, tests, dry runs), any unknown batch,
+                 and the mail outbox of the last ${OUTBOX_DAYS} days (queued, retrying, failed)
   --settle BATCH send|skip
                  settle a batch a run reported unknown: send if the provider's log shows it
                  did not go out (it goes now, to those still subscribed), skip if it did
@@ -91,8 +94,8 @@ function parseArguments(argv: string[]) {
   let requestTimeoutMs: number | undefined;
   if (values.timeout !== undefined) {
     const seconds = Number(values.timeout);
-    if (values.timeout.trim() === '' || !Number.isFinite(seconds) || seconds < 0.1 || seconds > 600) {
-      usageError(`--timeout ${values.timeout}: must be a number of seconds from 0.1 to 600, e.g. --timeout 10`);
+    if (values.timeout.trim() === '' || !Number.isFinite(seconds) || seconds < 0.1 || seconds > MAX_REQUEST_TIMEOUT_MS / 1000) {
+      usageError(`--timeout ${values.timeout}: must be a number of seconds from 0.1 to ${MAX_REQUEST_TIMEOUT_MS / 1000}, e.g. --timeout 10`);
     }
     requestTimeoutMs = Math.round(seconds * 1000);
   }
@@ -134,26 +137,14 @@ type Config = Awaited<ReturnType<typeof configOrExit>>;
 
 const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(`warning: ${line}`) };
 
-async function openStoreOrExit(config: Config): Promise<Store> {
-  const { openStore, StoreLockedError } = await import('../server/store/index.ts');
-  try {
-    return await openStore(config.store);
-  } catch (error) {
-    if (error instanceof StoreLockedError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
 async function showHistory(store: Store, json: boolean): Promise<never> {
-  const { historyTable } = await import('../jobs/digest/report.ts');
+  const { historyTable, outboxLines } = await import('../jobs/digest/report.ts');
   try {
-    const [runs, open] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null)]);
-    if (json) console.log(JSON.stringify({ runs, openBatches: open }));
+    const [runs, open, outbox] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null), store.outboxSummary(OUTBOX_DAYS)]);
+    if (json) console.log(JSON.stringify({ runs, openBatches: open, outbox }));
     else {
       console.log(historyTable(runs));
+      console.log(`\n${outboxLines(outbox).join('\n')}`);
       for (const batch of open) {
         console.log(`\nBatch ${batch.id} of the ${batch.recapDate} recap (${batch.subscriberIds.length} recipients, written ${batch.createdAt.toISOString()}) is ${batch.state}${batch.failure ? `: ${batch.failure.reason}` : ''}.`);
         if (batch.state === 'unknown') console.log(`  Settle it: npm run digest -- --settle ${batch.id} send   (it did not go out)\n            npm run digest -- --settle ${batch.id} skip   (it did)`);
@@ -233,6 +224,8 @@ async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Ar
   try {
     const setup = { store, mailer, recaps, siteUrl: config.siteUrl, unsubscribeSecret: config.unsubscribeSecret, freshnessDays: config.digest.freshnessDays, timezone: config.digest.timezone, production: config.env === 'production', log };
     ({ report } = await runDigestJob(setup, { mode: 'manual', now: new Date(), recapWeek: args.recapWeek, dryRun: args.dryRun, testRecipient: args.to, onProgress: progress.onProgress, signal }));
+    // Run alone, the job also delivers what the mail outbox holds (e.g. confirmations promised while the server was down).
+    if (!args.dryRun && !args.to) await deliverQueued(store, config, log);
   } finally {
     progress.stop();
     await store.close();
@@ -241,12 +234,18 @@ async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Ar
   process.exit(runFailed(report) ? 1 : 0);
 }
 
+/** Delivers the mail outbox's due messages once, within a bound; a failure only warns. */
+async function deliverQueued(store: Store, config: Config, log: { info(line: string): void; warn(line: string): void }) {
+  const { deliverQueuedMail } = await import('../server/mail/deliver-queued.ts');
+  await deliverQueuedMail({ store, config, log }).catch((error: unknown) => log.warn(`the mail outbox could not be delivered: ${error instanceof Error ? error.message : String(error)}`));
+}
+
 async function main() {
   const args = parseArguments(process.argv.slice(2));
   // The job's modules are loaded after the arguments are checked, so --help and typos answer at once.
   readDotEnv();
   const config = await configOrExit('The digest cannot run');
-  const store = await openStoreOrExit(config);
+  const store = await storeOrExit(config);
   if (args.history) await showHistory(store, args.json);
   const mailer = await openMailer(config, args);
   if (args.settle) await settle(store, mailer, config, { ...args, settle: args.settle });

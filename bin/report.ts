@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { recaps } from '../content/index.ts';
-import { configOrExit, readDotEnv } from '../server/startup.ts';
+import { configOrExit, readDotEnv, storeOrExit } from '../server/startup.ts';
 
 const USAGE = `Usage: npm run report -- [--out FILE]
 
@@ -33,23 +33,13 @@ function parseArguments(argv: string[]): { out: string } {
 
 async function main() {
   const args = parseArguments(process.argv.slice(2));
-  const [{ openStore, StoreLockedError }, { gatherReport }, { headlineFigures, renderReportHtml }] = await Promise.all([
-    import('../server/store/index.ts'),
+  const [{ gatherReport }, { headlineFigures, renderReportHtml }] = await Promise.all([
     import('../jobs/report/gather.ts'),
     import('../jobs/report/render.tsx'),
   ]);
   readDotEnv();
   const config = await configOrExit('The report cannot run');
-  let store;
-  try {
-    store = await openStore(config.store);
-  } catch (error) {
-    if (error instanceof StoreLockedError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const store = await storeOrExit(config);
   let data;
   try {
     data = await gatherReport({ store, recaps, now: new Date(), siteUrl: config.siteUrl, production: config.env === 'production', digest: config.digest });

@@ -10,6 +10,7 @@ import { answerClientErrors, createApp } from '../server/app.ts';
 import { createLogger, type Logger } from '../server/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
+import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
 import { openStore, StoreLockedError, type Store } from '../server/store/index.ts';
 
@@ -81,14 +82,25 @@ async function start() {
       unsubscribeSecret: config.unsubscribeSecret,
       production: config.env === 'production',
       logger,
+      resume: { firstMs: config.digest.resumeFirstSeconds * 1000, maxMs: config.digest.resumeMaxSeconds * 1000 },
+      operatorEmail: config.operatorEmail,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
   }
 
-  installShutdown({ server, store, logger, closeDev: dev?.close, scheduler });
+  installShutdown({ server, store, logger, closeDev: dev?.close, scheduler, outbox: app.outbox });
 }
 
-function installShutdown({ server, store, logger, closeDev, scheduler }: { server: Server; store: Store; logger: Logger; closeDev?: () => Promise<void>; scheduler?: DigestScheduler }) {
+interface Running {
+  server: Server;
+  store: Store;
+  logger: Logger;
+  closeDev?: () => Promise<void>;
+  scheduler?: DigestScheduler;
+  outbox: OutboxWorker;
+}
+
+function installShutdown({ server, store, logger, closeDev, scheduler, outbox }: Running) {
   let stopping = false;
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {
@@ -109,6 +121,9 @@ function installShutdown({ server, store, logger, closeDev, scheduler }: { serve
     // recorded while requests finish. Should the forced exit still come first, that batch is
     // already written ahead as pending, and the next run repeats it with the same key.
     const digestStopped = scheduler?.stop().catch((error: unknown) => logger.error({ err: error }, 'Stopping the weekly digest failed'));
+    // The same for the outbox: the message in flight is settled, anything claimed but unsent is
+    // handed back for the next process (a forced exit leaves it to its lease instead).
+    const outboxStopped = outbox.stop().catch((error: unknown) => logger.error({ err: error }, 'Stopping the outbox failed'));
     // Each keep-alive connection closes once its current response is sent, so clients reconnect
     // (to another replica) instead of sending more requests here.
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -126,6 +141,7 @@ function installShutdown({ server, store, logger, closeDev, scheduler }: { serve
     await closeDev?.();
     // A digest batch in flight is finished and recorded before the store goes away.
     await digestStopped;
+    await outboxStopped;
     await store.close();
     logger.info('Stopped cleanly');
     process.exit(0);

@@ -9,11 +9,12 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { emailProblem, normalizeEmail } from '../content/email-address.ts';
+import { emailProblem } from '../content/email-address.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
+import { canonicalAddress } from '../server/mailbox-key.ts';
 import { openStore } from '../server/store/index.ts';
 import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store, type SubscribersCliStore } from '../server/store/types.ts';
-import { subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
 
@@ -149,8 +150,9 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
   const records = createReadStream(file).pipe(parser) as AsyncIterable<{ record: Record<string, string | undefined>; info: { lines: number } }>;
   for await (const { record, info } of records) {
     const raw = record[emailColumn!] ?? '';
-    const email = normalizeEmail(raw);
-    const problem = email === '' ? 'no address' : emailProblem(email);
+    const canonical = canonicalAddress(raw);
+    const email = canonical.ok ? canonical.email : '';
+    const problem = !canonical.ok ? canonical.message : email === '' ? 'no address' : emailProblem(email);
     if (problem) {
       invalid++;
       process.stderr.write(`line ${info.lines}: skipped ${JSON.stringify(raw)}: ${problem}\n`);
@@ -184,7 +186,7 @@ async function importCsv(store: SubscribersCliStore, keys: SubscriberKeys, file:
         source: 'import',
         mode: row.state === 'pending' ? 'double' : 'single',
         networkHash: null,
-        addressHashes: keys.addressHashes(row.email),
+        addressHashes: await keys.addressHashes(row.email),
       });
       const added = await store.findSubscriber(decision.subscriberId);
       if (decision.outcome === 'already_subscribed' || !added) totals.present++;
@@ -228,8 +230,8 @@ async function main(argv: string[]): Promise<number> {
   let keys: SubscriberKeys;
   try {
     const config = await parseConfig(process.env);
-    keys = subscriberKeys(config.unsubscribeSecret, config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : []);
     store = await openStore(config.store);
+    keys = subscriberKeys(config.unsubscribeSecret, config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [], storedMailboxKey(store));
   } catch (error) {
     if (error instanceof ConfigError || error instanceof StoreLockedError || error instanceof StoreUnavailableError) {
       process.stderr.write(`subscribers: ${error.message}\n`);

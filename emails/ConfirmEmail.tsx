@@ -1,9 +1,8 @@
 // The double opt-in e-mail: one button that opens the confirmation page. The page, not the link,
 // confirms (a POST from its button), because mail scanners open every link in a message.
 import { site } from '../content/site.ts';
-import { Footer, SiteLink } from './kit/Footer.tsx';
-import { Brand, EmailFrame } from './kit/Frame.tsx';
-import { messageStyles as styles } from './kit/styles.ts';
+import { ButtonMessage } from './kit/ButtonMessage.tsx';
+import { SiteLink } from './kit/Footer.tsx';
 
 export interface ConfirmEmailProps {
   /** GET /confirm?token=…, signed, valid for 7 days. */
@@ -24,17 +23,9 @@ export const confirmEmailText = {
 
 export function ConfirmEmail({ confirmUrl, siteUrl, validDays }: ConfirmEmailProps) {
   return (
-    <EmailFrame width="560px">
-      <Brand />
-      <h1 style={styles.heading}>{confirmEmailText.heading}</h1>
-      <p style={styles.text}>{confirmEmailText.body}</p>
-      <a href={confirmUrl} style={styles.button}>
-        {confirmEmailText.button}
-      </a>
-      <Footer marginTop="24px">
-        {confirmEmailText.validity(validDays)} {confirmEmailText.notYou} <SiteLink siteUrl={siteUrl} />
-      </Footer>
-    </EmailFrame>
+    <ButtonMessage heading={confirmEmailText.heading} body={confirmEmailText.body} button={{ href: confirmUrl, label: confirmEmailText.button }}>
+      {confirmEmailText.validity(validDays)} {confirmEmailText.notYou} <SiteLink siteUrl={siteUrl} />
+    </ButtonMessage>
   );
 }
 

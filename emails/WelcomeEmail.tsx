@@ -2,9 +2,8 @@
 // It points to the newest recap, so the reader has something to read before Monday, and to their
 // own subscription page.
 import { site } from '../content/site.ts';
-import { Footer, FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
-import { Brand, EmailFrame } from './kit/Frame.tsx';
-import { messageStyles as styles } from './kit/styles.ts';
+import { ButtonMessage } from './kit/ButtonMessage.tsx';
+import { FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
 
 export interface WelcomeEmailProps {
   siteUrl: string;
@@ -24,18 +23,10 @@ export const welcomeEmailText = {
 
 export function WelcomeEmail({ siteUrl, newestRecapUrl, newestRecapTitle, subscriptionUrl, unsubscribeUrl }: WelcomeEmailProps) {
   return (
-    <EmailFrame width="560px">
-      <Brand />
-      <h1 style={styles.heading}>{welcomeEmailText.heading}</h1>
-      <p style={styles.text}>{welcomeEmailText.body}</p>
-      <a href={newestRecapUrl} style={styles.button}>
-        {welcomeEmailText.readNewest(newestRecapTitle)}
-      </a>
-      <Footer marginTop="24px">
-        <SubscriptionLink href={subscriptionUrl} /> <FooterLink href={unsubscribeUrl}>{footerText.unsubscribe}</FooterLink>{' '}·{' '}
-        <SiteLink siteUrl={siteUrl} />
-      </Footer>
-    </EmailFrame>
+    <ButtonMessage heading={welcomeEmailText.heading} body={welcomeEmailText.body} button={{ href: newestRecapUrl, label: welcomeEmailText.readNewest(newestRecapTitle) }}>
+      <SubscriptionLink href={subscriptionUrl} /> <FooterLink href={unsubscribeUrl}>{footerText.unsubscribe}</FooterLink>{' '}·{' '}
+      <SiteLink siteUrl={siteUrl} />
+    </ButtonMessage>
   );
 }
 

@@ -3,15 +3,17 @@
 import compression from 'compression';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express, { type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { recaps } from '../content/index.ts';
+import { pluralWord } from '../content/text.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
+import { proxyCheck } from './proxy-check.ts';
 import { pathsOf, publicSite } from './public-site.ts';
 import type { Publishing } from './published-site.ts';
 import { previewRouter } from './routes/preview.ts';
@@ -22,14 +24,17 @@ import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
-import { subscriberKeys } from './subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
+import { isPublic } from '../content/publication.ts';
+import { signupService } from './signup.ts';
+import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
 
 export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail'>> & {
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox'>> & {
     /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
@@ -43,6 +48,8 @@ export interface AppDeps {
   assets: { kind: 'static'; dir: string } | { kind: 'middleware'; handler: RequestHandler };
   /** For confirmation and welcome e-mails; made from config.mailer on first use when not given. */
   mailer?: Mailer;
+  /** The outbox worker to wake after a signup; made (and started) from the store and mailer when not given. */
+  outbox?: OutboxWorker;
   /**
    * Which weeks exist and when each becomes public (server/published-site.ts): the content's
    * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
@@ -57,75 +64,40 @@ export function sitePaths(): ReadonlySet<string> {
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-export function createApp({ config, store, renderer, logger, assets, mailer, publishing = { recaps, clock: () => new Date(), timeZone: 'UTC' } }: AppDeps) {
-  const app = express();
-  const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
-  const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
-  const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
-  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets);
-  let mailerMade: Promise<Mailer> | undefined;
-  const mail = subscriberMail({
-    mailer: () => {
-      if (mailer) return Promise.resolve(mailer);
-      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
-      mailerMade ??= createMailer(config.mailer);
-      return mailerMade;
-    },
-    siteUrl: config.siteUrl,
-    secret: config.unsubscribeSecret,
-    newestRecap: () => site.site.current().recaps[0],
-  });
-  const welcome = config.welcomeEmail === true;
-  const onMailError = (error: unknown, kind: string) => logger.error({ err: error }, `${kind} e-mail could not be sent`);
-  const production = config.env === 'production';
-  const knownPaths = pathsOf(publishing.recaps);
-  app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
-  app.set('query parser', 'simple');
-  // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
-  // \u003c escapes, no such echo is markup even if something renders it as HTML.
-  app.set('json escape', true);
-
-  app.use(requestLog(logger));
-  app.use(
-    helmet({
-      // Vite's development client injects inline scripts; the built site needs none, so only
-      // the site's own script files may run.
-      contentSecurityPolicy:
-        renderer.cacheable && {
-          useDefaults: false,
-          directives: {
-            defaultSrc: ["'self'"],
-            scriptSrc: ["'self'"],
-            // sonner inserts its stylesheet at run time; React writes style attributes.
-            styleSrc: ["'self'", "'unsafe-inline'"],
-            imgSrc: ["'self'", 'data:'],
-            fontSrc: ["'self'"],
-            connectSrc: ["'self'"],
-            objectSrc: ["'none'"],
-            baseUri: ["'self'"],
-            formAction: ["'self'"],
-            frameAncestors: ["'none'"],
-            ...(production && config.siteUrl.startsWith('https:') ? { upgradeInsecureRequests: [] } : {}),
-          },
+/** The security headers of every answer. */
+function securityHeaders(config: AppConfig, cspEnabled: boolean) {
+  return helmet({
+    // Vite's development client injects inline scripts; the built site needs none, so only
+    // the site's own script files may run.
+    contentSecurityPolicy:
+      cspEnabled && {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          // sonner inserts its stylesheet at run time; React writes style attributes.
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          fontSrc: ["'self'"],
+          connectSrc: ["'self'"],
+          objectSrc: ["'none'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          ...(config.env === 'production' && config.siteUrl.startsWith('https:') ? { upgradeInsecureRequests: [] } : {}),
         },
-      strictTransportSecurity: production ? { maxAge: ONE_YEAR_SECONDS, includeSubDomains: true } : false,
-      referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
-      // frame-ancestors 'none' for browsers that read CSP, the same in the older header.
-      xFrameOptions: { action: 'deny' },
-      crossOriginEmbedderPolicy: false,
-    }),
-  );
-  // The API answers with a few hundred bytes of JSON or a redirect, under compression's 1 KB
-  // threshold, so it would never compress them; wrapping each answer anyway cost a signup ~10 %
-  // of its CPU (bench/RESULTS.md, "Signup throughput").
-  const compress = compression();
-  app.use((req, res, next) => (req.path.startsWith('/api/') ? next() : compress(req, res, next)));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+      },
+    strictTransportSecurity: config.env === 'production' ? { maxAge: ONE_YEAR_SECONDS, includeSubDomains: true } : false,
+    referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+    // frame-ancestors 'none' for browsers that read CSP, the same in the older header.
+    xFrameOptions: { action: 'deny' },
+    crossOriginEmbedderPolicy: false,
   });
-  app.get('/readyz', async (_req, res) => {
+}
+
+/** GET /readyz: the store is reachable and migrated; when it is behind, which migrations are missing. */
+function readiness(store: AppDeps['store'], logger: Logger): RequestHandler {
+  return async (_req, res) => {
     try {
       await store.checkReady();
       res.json({ status: 'ready', store: store.backend });
@@ -136,14 +108,79 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
         res.status(503).json({
           status: 'unavailable',
           store: store.backend,
-          message: `The database is reachable but not migrated: ${error.pending.join(', ')} ${error.pending.length === 1 ? 'is' : 'are'} missing. Apply supabase/migrations with npm run db:migrate.`,
+          message: `The database is reachable but not migrated: ${error.pending.join(', ')} ${pluralWord(error.pending.length, 'is', 'are')} missing. Apply supabase/migrations with npm run db:migrate.`,
           missingMigrations: error.pending,
         });
         return;
       }
       res.status(503).json({ status: 'unavailable', store: store.backend, message: 'The database cannot be reached.' });
     }
+  };
+}
+
+/** The built client's files (hashed assets cached for a year), or Vite's middleware in development. */
+function serveAssets(app: Express, assets: AppDeps['assets']) {
+  if (assets.kind === 'static') {
+    app.use(
+      '/assets',
+      express.static(`${assets.dir}/assets`, {
+        immutable: true,
+        maxAge: ONE_YEAR_SECONDS * 1000,
+        index: false,
+        fallthrough: false,
+      }),
+    );
+    // The built template is not a page: '/' is.
+    app.get('/index.html', (_req, res) => res.redirect(301, '/'));
+    app.use(express.static(assets.dir, { index: false, maxAge: '1h' }));
+  } else {
+    app.use(assets.handler);
+  }
+}
+
+// A trailing slash is the same page; send readers and crawlers to the one canonical address.
+const trailingSlashRedirect: RequestHandler = (req, res, next) => {
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.path.length > 1 && req.path.endsWith('/')) {
+    const query = req.originalUrl.slice(req.path.length);
+    // Leading slashes and backslashes collapse to one: `//evil.example/` (or `/\evil.example/`,
+    // which browsers read the same way) must not become a redirect to another site.
+    res.redirect(301, `/${req.path.replace(/^[/\\]+/, '').replace(/\/+$/, '')}${query}`);
+    return;
+  }
+  next();
+};
+
+export function createApp(deps: AppDeps) {
+  const { config, store, renderer, logger, assets } = deps;
+  const publishing = deps.publishing ?? { recaps, clock: () => new Date(), timeZone: 'UTC' };
+  const app = express();
+  const onRenderError = (error: unknown) => logger.error({ err: error }, 'page render failed');
+  const site = publicSite({ publishing, renderer, siteUrl: config.siteUrl, onRenderError });
+  const previousSecrets = config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [];
+  const keys = subscriberKeys(config.unsubscribeSecret, previousSecrets, storedMailboxKey(store));
+  const outbox = deps.outbox ?? appOutbox(deps, publishing);
+  const signup = signupService({ store, mode: config.signupConfirmation ?? 'single', welcome: config.welcomeEmail === true, keys, outbox });
+  const knownPaths = pathsOf(publishing.recaps);
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('query parser', 'simple');
+  // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
+  // \u003c escapes, no such echo is markup even if something renders it as HTML.
+  app.set('json escape', true);
+  app.use(proxyCheck({ trustProxy: config.trustProxy, logger, store }));
+
+  app.use(requestLog(logger));
+  app.use(securityHeaders(config, renderer.cacheable));
+  // The API answers with a few hundred bytes of JSON or a redirect, under compression's 1 KB
+  // threshold, so it would never compress them; wrapping each answer anyway cost a signup ~10 %
+  // of its CPU (bench/RESULTS.md, "Signup throughput").
+  const compress = compression();
+  app.use((req, res, next) => (req.path.startsWith('/api/') ? next() : compress(req, res, next)));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
   });
+  app.get('/readyz', readiness(store, logger));
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
@@ -163,18 +200,13 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), guard.limitNetworkAddress, ...guard.screen);
   app.use(
     subscribeRouter({
-      store,
+      signup,
       knownPaths,
       onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
-      mode: config.signupConfirmation ?? 'single',
-      keys,
-      mail,
-      welcome,
-      onMailError,
     }),
   );
-  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
-  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, mail, welcome, logger }));
+  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
+  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, logger }));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
@@ -196,34 +228,9 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   app.use(site.pageData);
   app.use(site.shareCards);
 
-  if (assets.kind === 'static') {
-    app.use(
-      '/assets',
-      express.static(`${assets.dir}/assets`, {
-        immutable: true,
-        maxAge: ONE_YEAR_SECONDS * 1000,
-        index: false,
-        fallthrough: false,
-      }),
-    );
-    // The built template is not a page: '/' is.
-    app.get('/index.html', (_req, res) => res.redirect(301, '/'));
-    app.use(express.static(assets.dir, { index: false, maxAge: '1h' }));
-  } else {
-    app.use(assets.handler);
-  }
+  serveAssets(app, assets);
 
-  // A trailing slash is the same page; send readers and crawlers to the one canonical address.
-  app.use((req, res, next) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && req.path.length > 1 && req.path.endsWith('/')) {
-      const query = req.originalUrl.slice(req.path.length);
-      // Leading slashes and backslashes collapse to one: `//evil.example/` (or `/\evil.example/`,
-      // which browsers read the same way) must not become a redirect to another site.
-      res.redirect(301, `/${req.path.replace(/^[/\\]+/, '').replace(/\/+$/, '')}${query}`);
-      return;
-    }
-    next();
-  });
+  app.use(trailingSlashRedirect);
 
   app.use(
     previewRouter({
@@ -242,7 +249,36 @@ export function createApp({ config, store, renderer, logger, assets, mailer, pub
   });
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
-  return app;
+  // The caller stops the outbox before it closes the store (server/main.ts, tests/support/server.ts).
+  return Object.assign(app, { outbox });
+}
+
+/**
+ * The outbox worker of an app given none: polls the store and sends through the given mailer, or
+ * one made from config.mailer with the outbox's own short per-claim policy.
+ */
+function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publishing): OutboxWorker {
+  const newestFirst = [...publishing.recaps].sort((a, b) => b.date.localeCompare(a.date));
+  let made: Promise<Mailer> | undefined;
+  const worker = createOutboxWorker({
+    store,
+    mailer: () => {
+      if (mailer) return Promise.resolve(mailer);
+      if (!config.mailer) return Promise.reject(new Error('No mailer is configured for confirmation and welcome e-mails.'));
+      made ??= createMailer(config.mailer, { policy: OUTBOX_DELIVERY_POLICY });
+      return made;
+    },
+    compose: subscriberMail({
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      // The newest week public when the welcome was queued, in DIGEST_TZ as the site says.
+      newestRecap: (at) => newestFirst.find((recap) => isPublic(recap, { now: at, timeZone: publishing.timeZone })),
+    }),
+    log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+    ...config.outbox,
+  });
+  worker.start();
+  return worker;
 }
 
 /**

@@ -75,6 +75,12 @@ const envSchema = z.object({
     .enum(['single', 'double'], { message: 'must be single (subscribed at once) or double (confirmed by e-mail first), e.g. double' })
     .default('single'),
   WELCOME_EMAIL: z.enum(['on', 'off'], { message: 'must be on or off, e.g. on' }).default('off'),
+  OUTBOX_POLL_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 5' }).min(0.1, 'must be at least 0.1, e.g. 5').default(5),
+  OUTBOX_LEASE_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 60' }).int().min(1, 'must be at least 1, e.g. 60').default(60),
+  OUTBOX_RETRY_MAX_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 120' }).min(0.1, 'must be at least 0.1, e.g. 120').default(120),
+  OPERATOR_EMAIL: optionalText.refine((v) => v === undefined || /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(v), 'must be an e-mail address, e.g. you@example.com'),
+  DIGEST_RESUME_FIRST_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 60' }).min(0.1, 'must be at least 0.1, e.g. 60').default(60),
+  DIGEST_RESUME_MAX_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 1800' }).min(0.1, 'must be at least 0.1, e.g. 1800').default(1800),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -115,7 +121,18 @@ export interface Config {
   /** The secret before the last rotation: links signed with it still unsubscribe. */
   unsubscribeSecretPrevious?: string;
   resendWebhookSecret?: string;
-  digest: { cron: string | 'off'; timezone: string; freshnessDays: number };
+  digest: {
+    cron: string | 'off';
+    timezone: string;
+    freshnessDays: number;
+    /** DIGEST_RESUME_FIRST_SECONDS / _MAX_SECONDS: when a stopped scheduled run is tried again. */
+    resumeFirstSeconds: number;
+    resumeMaxSeconds: number;
+  };
+  /** OUTBOX_*: how the outbox of confirmation, welcome and operator e-mails is delivered. */
+  outbox: { pollSeconds: number; leaseSeconds: number; retryMaxSeconds: number };
+  /** OPERATOR_EMAIL: where the operator's notices go (none when unset: the log says the same). */
+  operatorEmail?: string;
   trustProxy: number;
   /** Signup posts allowed per client network address per minute (shared by replicas; never unsubscribes). */
   rateLimitPerMinute: number;
@@ -219,7 +236,15 @@ export async function parseConfig(
     unsubscribeSecret,
     unsubscribeSecretPrevious: env.UNSUBSCRIBE_SECRET_PREVIOUS,
     resendWebhookSecret: env.RESEND_WEBHOOK_SECRET,
-    digest: { cron: env.DIGEST_CRON === 'off' ? 'off' : env.DIGEST_CRON, timezone: env.DIGEST_TZ, freshnessDays: env.DIGEST_FRESHNESS_DAYS },
+    digest: {
+      cron: env.DIGEST_CRON === 'off' ? 'off' : env.DIGEST_CRON,
+      timezone: env.DIGEST_TZ,
+      freshnessDays: env.DIGEST_FRESHNESS_DAYS,
+      resumeFirstSeconds: env.DIGEST_RESUME_FIRST_SECONDS,
+      resumeMaxSeconds: env.DIGEST_RESUME_MAX_SECONDS,
+    },
+    outbox: { pollSeconds: env.OUTBOX_POLL_SECONDS, leaseSeconds: env.OUTBOX_LEASE_SECONDS, retryMaxSeconds: env.OUTBOX_RETRY_MAX_SECONDS },
+    operatorEmail: env.OPERATOR_EMAIL,
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     signupConfirmation: env.SIGNUP_CONFIRMATION,

@@ -1,63 +1,81 @@
-// The e-mails a signup itself triggers: the double opt-in confirmation and the optional welcome.
-// They go through the same Mailer as the digest (so locally they land in the outbox), one at a
-// time, right after the database decided they are due (the throttle and "once ever" are claimed
-// there, so two replicas or a bot cannot make one address receive more).
+// The e-mails the outbox delivers besides the digest: the double opt-in confirmation, the optional
+// welcome, and the operator's notices. Each is composed from its outbox row alone, the same way
+// on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
+// the same idempotency key carries the same body and the provider never sends it twice.
 import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
 import { renderTransactional } from '../emails/render-transactional.ts';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
 import { recaps, type RecapSummary } from '../content/index.ts';
 import { isPublic } from '../content/publication.ts';
-import type { Mailer, MessageOutcome } from './mail/types.ts';
+import type { OutgoingMessage } from './mail/types.ts';
+import type { OutboxMessage } from './store/mail-outbox.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
 
 export interface SubscriberMailOptions {
-  /** The Mailer, made on first use: most processes never send one of these. */
-  mailer: () => Promise<Mailer>;
   siteUrl: string;
   secret: string;
-  now?: () => Date;
-  /** The newest public week, which the welcome e-mail links to (server/published-site.ts). */
-  newestRecap?: () => Pick<RecapSummary, 'path' | 'headline'> | undefined;
+  /** The newest week public at a moment (the message's queueing), which the welcome links to. */
+  newestRecap?: (at: Date) => Pick<RecapSummary, 'path' | 'headline'> | undefined;
 }
 
-export interface SubscriberMail {
-  sendConfirmation(subscriberId: string, email: string): Promise<MessageOutcome>;
-  sendWelcome(subscriberId: string, email: string): Promise<MessageOutcome>;
-}
+/** recaps is newest first; a week that is not public yet is not out. */
+const newestPublic = (at: Date) => recaps.find((recap) => isPublic(recap, { now: at, timeZone: 'UTC' }));
 
-export function subscriberMail({ mailer: getMailer, siteUrl, secret, now = () => new Date(), newestRecap }: SubscriberMailOptions): SubscriberMail {
+/** What a message comes to: the e-mail to send, or why it is no longer due. */
+export type Composed = { kind: 'send'; message: OutgoingMessage } | { kind: 'cancel'; reason: string };
+
+/** Composes an outbox row into the message to send (`from` is the mailer's sender). */
+export type ComposeMail = (row: OutboxMessage, from: string) => Promise<Composed>;
+
+export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: SubscriberMailOptions): ComposeMail {
   const home = siteUrl.replace(/\/+$/, '');
-  return {
-    async sendConfirmation(subscriberId, email) {
-      const confirmUrl = confirmUrlFor(home, createConfirmToken(subscriberId, now(), secret));
-      const rendered = await renderTransactional(ConfirmEmail, { confirmUrl, siteUrl: `${home}/`, validDays: CONFIRM_TOKEN_DAYS }, confirmEmailText.subject);
-      const mailer = await getMailer();
-      return mailer.send({ to: email, from: mailer.from, ...rendered, headers: {}, tags: { kind: 'confirmation' } });
-    },
-    async sendWelcome(subscriberId, email) {
-      const token = createUnsubscribeToken(subscriberId, secret);
-      const unsubscribeUrl = unsubscribeUrlFor(home, token);
-      // recaps is newest first; a week that is not public yet is not out.
-      const newest = newestRecap ? newestRecap() : recaps.find((recap) => isPublic(recap, { now: now(), timeZone: 'UTC' }));
-      const rendered = await renderTransactional(
-        WelcomeEmail,
-        {
-          siteUrl: `${home}/`,
-          newestRecapUrl: newest ? `${home}${newest.path}` : `${home}/archive`,
-          newestRecapTitle: newest?.headline ?? null,
-          subscriptionUrl: subscriptionUrlFor(home, token),
-          unsubscribeUrl,
-        },
-        welcomeEmailText.subject,
-      );
-      const mailer = await getMailer();
-      return mailer.send({
-        to: email,
-        from: mailer.from,
-        ...rendered,
-        headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-        tags: { kind: 'welcome' },
-      });
-    },
+
+  async function confirmation(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
+    const confirmUrl = confirmUrlFor(home, createConfirmToken(row.subscriberId!, row.createdAt, secret));
+    const rendered = await renderTransactional(ConfirmEmail, { confirmUrl, siteUrl: `${home}/`, validDays: CONFIRM_TOKEN_DAYS }, confirmEmailText.subject);
+    return { to: email, from, ...rendered, headers: {}, tags: { kind: 'confirmation' } };
+  }
+
+  async function welcome(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
+    const token = createUnsubscribeToken(row.subscriberId!, secret);
+    const unsubscribeUrl = unsubscribeUrlFor(home, token);
+    // Public when the welcome was queued: every try composes the same message.
+    const newest = newestRecap(row.createdAt);
+    const rendered = await renderTransactional(
+      WelcomeEmail,
+      {
+        siteUrl: `${home}/`,
+        newestRecapUrl: newest ? `${home}${newest.path}` : `${home}/archive`,
+        newestRecapTitle: newest?.headline ?? null,
+        subscriptionUrl: subscriptionUrlFor(home, token),
+        unsubscribeUrl,
+      },
+      welcomeEmailText.subject,
+    );
+    return {
+      to: email,
+      from,
+      ...rendered,
+      headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      tags: { kind: 'welcome' },
+    };
+  }
+
+  return async (row, from) => {
+    if (row.kind === 'operator') {
+      const { to, subject, text } = row.payload as { to?: unknown; subject?: unknown; text?: unknown };
+      if (typeof to !== 'string' || typeof subject !== 'string' || typeof text !== 'string') return { kind: 'cancel', reason: 'operator notice without to, subject and text' };
+      return { kind: 'send', message: { to, from, subject, text, html: operatorHtml(text), headers: {}, tags: { kind: 'operator' } } };
+    }
+    if (row.email === null || row.subscriberId === null) return { kind: 'cancel', reason: 'the subscriber was deleted before it went out' };
+    if (row.kind === 'welcome' && row.status !== 'active') return { kind: 'cancel', reason: `the subscriber is ${row.status ?? 'gone'}, not active` };
+    return { kind: 'send', message: row.kind === 'confirm' ? await confirmation(row, row.email, from) : await welcome(row, row.email, from) };
   };
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** An operator notice is plain text; the HTML part is the same text, preformatted. */
+function operatorHtml(text: string): string {
+  return `<!doctype html><html><body><pre style="font:14px/1.5 ui-monospace,monospace;white-space:pre-wrap">${escapeHtml(text)}</pre></body></html>`;
 }

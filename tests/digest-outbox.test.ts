@@ -203,8 +203,11 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
   it('--history lists every run of this data directory, newest first: digests, the rerun, the dry run and the test', async () => {
     const result = await runCli(['--history']);
     expect(result.code, result.stderr).toBe(0);
-    const rows = result.stdout.trim().split('\n');
+    // The table of runs, then (after a blank line) the mail outbox of the last 7 days.
+    const [table, ...after] = result.stdout.trim().split('\n\n');
+    const rows = table!.split('\n');
     expect(rows[0]).toMatch(/^run\s+started \(UTC\)\s+kind\s+recap\s+outcome\s+sent/);
+    expect(after.join('\n')).toMatch(/^Mail outbox \(confirmations, welcomes, notices\), last 7 days: \d+ queued · \d+ retrying · \d+ failed · \d+ sent/m);
     const outcomes = rows.slice(1).map((row) => /\b(manual|dry-run|test)\s+(\S+)\s+(\S+)\s+(\d+)/.exec(row)?.slice(1));
     expect(outcomes.length).toBeGreaterThanOrEqual(5);
     // Oldest last: the first real run sent to everyone, the rerun found nothing to do.

@@ -60,10 +60,12 @@ async function surfaces() {
   const rss = await get('/rss.xml');
   const rssBody = await rss.text();
   const sitemap = await text('/sitemap.xml');
+  const card = await get(`/share/${coming.date}.png`);
   return {
     page: (await get(coming.path)).status,
     pageData: (await get(`/data/recaps/${slug}.json`)).status,
-    shareCard: (await get(`/share/${coming.date}.png`)).status,
+    shareCard: card.status,
+    shareCardCacheControl: card.headers.get('cache-control'),
     home: home.includes(coming.title),
     homeNewest: homeData.latest[0]!.date,
     archive: archive.includes(coming.title),
@@ -87,6 +89,8 @@ describe('a coming week', () => {
       page: 404,
       pageData: 404,
       shareCard: 404,
+      // The 404 is revalidated on every use, so the card appears with its week.
+      shareCardCacheControl: 'no-cache',
       home: false,
       homeNewest: previous.date,
       archive: false,
@@ -109,6 +113,7 @@ describe('a coming week', () => {
       page: 200,
       pageData: 200,
       shareCard: 200,
+      shareCardCacheControl: 'public, max-age=3600',
       home: true,
       homeNewest: coming.date,
       archive: true,

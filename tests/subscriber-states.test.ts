@@ -162,6 +162,37 @@ for (const backend of storeBackends) {
       expect((await store.signUp(double('unlucky@example.com'))).outcome).toBe('send_confirmation');
     });
 
+    it('throttles confirmations per mailbox: spellings sharing a mailbox hash get one a day, and a failed send gives it back', async () => {
+      // The first hash is the mailbox's (server/subscriber-keys.ts); these spellings share it.
+      const mailbox = { addressHashes: ['hash-of-mailbox-sam', 'old-hash-of-this-spelling'] };
+      const decisions = await Promise.all(['sam@example.org', 'sam+1@example.org', 'sam+2@example.org'].map((email) => store.signUp(double(email, mailbox))));
+      expect(decisions.map((d) => d.outcome).sort()).toEqual(['nothing_to_send', 'nothing_to_send', 'send_confirmation']);
+      expect(await Promise.all(['sam@example.org', 'sam+1@example.org', 'sam+2@example.org'].map((email) => statusOf(store, email)))).toEqual(['pending', 'pending', 'pending']);
+      // Another mailbox is not held up.
+      expect((await store.signUp(double('pat+1@example.org', { addressHashes: ['hash-of-mailbox-pat'] }))).outcome).toBe('send_confirmation');
+
+      const sent = decisions.find((d) => d.outcome === 'send_confirmation')!;
+      await store.releaseConfirmation(sent.subscriberId, 'hash-of-mailbox-sam');
+      expect((await store.signUp(double('sam+3@example.org', mailbox))).outcome).toBe('send_confirmation');
+      expect((await store.signUp(double('sam+4@example.org', mailbox))).outcome).toBe('nothing_to_send');
+    });
+
+    it('finds a suppressed address by an older hash and keys it to its mailbox, so other spellings stay suppressed', async () => {
+      await store.signUp(single('lee@example.org'));
+      const lee = (await store.findSubscriberByEmail('lee@example.org'))!;
+      await store.removeSubscriber(lee.id, 'complained');
+      // Deleted before mailbox hashes: the list holds only the hash of the exact address.
+      expect(await store.deleteSubscriber(lee.id, 'old-hash-of-lee')).toBe('complained');
+
+      expect((await store.signUp(single('lee@example.org', { addressHashes: ['hash-of-mailbox-lee', 'old-hash-of-lee'] }))).outcome).toBe('send_confirmation');
+      expect(await statusOf(store, 'lee@example.org')).toBe('complained');
+      // Another spelling, whose older hash was never on the list: the mailbox hash finds it.
+      const other = await store.signUp(single('lee+x@example.org', { addressHashes: ['hash-of-mailbox-lee', 'old-hash-of-lee+x'] }));
+      expect(other.outcome).not.toBe('subscribed');
+      expect(await statusOf(store, 'lee+x@example.org')).toBe('complained');
+      expect(await activeEmails(store)).not.toContain('lee+x@example.org');
+    });
+
     it('claims the welcome e-mail once per address, and only while active', async () => {
       const { subscriberId } = await store.signUp(double('welcome@example.com'));
       expect(await store.claimWelcome(subscriberId)).toBe(false);

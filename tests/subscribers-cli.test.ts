@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
-import { subscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
 import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -127,9 +127,9 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
         await addSignup(store, email, '/');
         await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, reason);
       }
-      // Deleted at the owner's request: only the keyed hash stays, made with this data dir's secret.
+      // Deleted at the owner's request: only the keyed hash of the mailbox stays, under the database's own key.
       const secret = (await readFile(join(dataDir, 'unsubscribe-secret'), 'utf8')).trim();
-      const [hash] = subscriberKeys(secret).addressHashes('deleted@example.com');
+      const [hash] = await subscriberKeys(secret, [], storedMailboxKey(store)).addressHashes('deleted@example.com');
       await store.deleteSubscriber((await store.findSubscriberByEmail('deleted@example.com'))!.id, hash!);
     } finally {
       await store.close();

@@ -34,6 +34,8 @@ export interface DigestRequest {
   testRecipient?: string;
   onProgress?: (progress: DigestProgress) => void;
   signal?: AbortSignal;
+  /** The scheduler's "Resumed (try N): ", put before the run's message. */
+  messagePrefix?: string;
 }
 
 export interface DigestJobResult {

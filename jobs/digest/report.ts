@@ -1,5 +1,6 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
+import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
 import { plural, pluralWord } from '../../content/text.ts';
 import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
 import type { RecapRef } from './recap.ts';
@@ -171,3 +172,15 @@ export function historyTable(runs: readonly DigestRun[]): string {
   });
   return [header, ...rows].join('\n');
 }
+
+/** The mail outbox's last days, for --history and the scheduler's log: what is waiting or failed. */
+export function outboxLines(summary: OutboxSummary): string[] {
+  const lines = [
+    `Mail outbox (confirmations, welcomes, notices), last ${summary.days} days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent${summary.oldestOpenAt ? ` · oldest waiting since ${summary.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}`,
+  ];
+  for (const f of summary.failures) {
+    lines.push(`  #${f.id} ${f.kind}, queued ${f.createdAt.toISOString().slice(0, 16).replace('T', ' ')}, ${plural(f.attempts, 'try', 'tries')}: ${f.lastError ?? 'no reason recorded'}`);
+  }
+  return lines;
+}
+

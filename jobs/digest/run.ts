@@ -75,6 +75,8 @@ export interface DigestOptions {
    * (a test copy included). A string stops the run with that reason; null lets it go on.
    */
   preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
+  /** Put before the run's message in its report and history (the scheduler's "Resumed (try N): "). */
+  messagePrefix?: string;
 }
 
 interface Run {
@@ -116,6 +118,7 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
   } catch (error) {
     report = finish(run, 'stopped', `Stopped: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
   }
+  if (options.messagePrefix) report = { ...report, message: `${options.messagePrefix}${report.message}` };
   await recordRun(options.store, runId, report, run.clock(), warn);
   return report;
 }

@@ -10,7 +10,8 @@ import { startFakeResend, type FakeResend } from '../../tests/support/fake-resen
 import { digestContentOf, messageFrom } from './content.ts';
 import { candidateGroups } from './plan.ts';
 import { RunTally } from './report.ts';
-import { PROVIDER_IDEMPOTENCY_WINDOW_MS, sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
+import { DEFAULT_DELIVERY_POLICY, longestRetryBudgetMs, MAX_REQUEST_TIMEOUT_MS } from '../../server/mail/delivery-policy.ts';
+import { LAST_ATTEMPT_AGE_MS, PROVIDER_IDEMPOTENCY_WINDOW_MS, REPEAT_SAFETY_MARGIN_MS, sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
 import { addSignup, deliveredTo, listActiveSubscribers } from '../../tests/support/store-ops.ts';
 
 const SECRET = 'send-batch-test-secret-0123456789abcdef0123456789';
@@ -123,3 +124,60 @@ describe('settleOpenBatches', () => {
     expect(planned.some((id) => batch.subscriberIds.includes(id))).toBe(false);
   });
 });
+
+describe('the age check before every attempt', () => {
+  // Readers nobody has served yet (the tests above served the first twelve).
+  let next = 100;
+  beforeEach(async () => {
+    for (let i = 0; i < 2; i++) await addSignup(store, `late${next++}@example.com`, '/');
+  });
+
+  it('keeps a margin larger than the longest retry budget of the delivery policy with the largest --timeout', () => {
+    const budget = longestRetryBudgetMs({ ...DEFAULT_DELIVERY_POLICY, requestTimeoutMs: MAX_REQUEST_TIMEOUT_MS });
+    // 15 tries of 600 s, back-off 1 + 2 + 4 + 8 s, ten rate-limit waits of 120 s: 2 h 50 min 15 s.
+    expect(budget).toBe(15 * 600_000 + 15_000 + 10 * 120_000);
+    expect(longestRetryBudgetMs()).toBe(budget);
+    expect(REPEAT_SAFETY_MARGIN_MS).toBeGreaterThan(budget);
+    expect(LAST_ATTEMPT_AGE_MS).toBe(PROVIDER_IDEMPOTENCY_WINDOW_MS - REPEAT_SAFETY_MARGIN_MS);
+    // An attempt that starts just before the cutoff, with every retry it may make, still ends
+    // inside the provider's 24 h.
+    expect(LAST_ATTEMPT_AGE_MS + budget).toBeLessThan(PROVIDER_IDEMPOTENCY_WINDOW_MS);
+  });
+
+  it('starts no attempt once the batch is (24 h − margin) old: retries that cross the cutoff stop there and the batch becomes unknown', async () => {
+    // A clock that moves 20 minutes at every look (one look right before each attempt), a batch
+    // 50 minutes short of the cutoff, and a provider that fails every request.
+    const start = Date.now();
+    const ages: number[] = [];
+    const { batch, messages } = await writeFirst(2, new Date(start - LAST_ATTEMPT_AGE_MS + 50 * 60_000));
+    const now = () => {
+      const at = new Date(start + ages.length * 20 * 60_000);
+      ages.push(at.getTime() - batch.createdAt.getTime());
+      return at;
+    };
+    fake.serverErrors = 100;
+    const retrying = new ResendMailer({ apiKey: 're_test_unit', baseUrl: fake.url, from: FROM, policy: { maxAttempts: 10, baseDelayMs: 1, maxDelayMs: 2 } });
+    const ctx = context({ mailer: retrying, now });
+    const before = fake.requests.length;
+    expect(await sendAndRecord(ctx, batch, messages)).toBeNull();
+    fake.serverErrors = 0;
+    const requests = fake.requests.length - before;
+    // Looks at cutoff − 50, − 30, − 10 min go ahead; the one at cutoff + 10 min stops the call.
+    expect(ages.map((age) => Math.round((age - LAST_ATTEMPT_AGE_MS) / 60_000))).toEqual([-50, -30, -10, 10]);
+    expect(requests).toBe(ages.filter((age) => age < LAST_ATTEMPT_AGE_MS).length);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'unknown' });
+    expect(ctx.tally.unknown[0]!.reason).toMatch(/could reach the provider after it forgets the idempotency key/);
+  });
+
+  it('sends nothing when the batch was settled elsewhere between its writing and the attempt', async () => {
+    const { batch, messages } = await writeFirst(2);
+    await store.settleDigestBatch(batch.id, { state: 'skipped', at: new Date() });
+    const before = fake.requests.length;
+    const ctx = context();
+    expect(await sendAndRecord(ctx, batch, messages)).toBeNull();
+    expect(fake.requests.length).toBe(before);
+    expect(ctx.tally.sent).toBe(0);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'skipped' });
+  });
+});
+

@@ -4,18 +4,25 @@
 // be confirmed stays pending (to be repeated with the same key) or becomes unknown (for a person to
 // decide); it is never counted as a failure and never planned again.
 import { plural } from '../../content/text.ts';
+import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
 import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
-import type { BatchFailure, DigestBatch, DigestStore } from '../../server/store/types.ts';
+import type { BatchFailure, BatchState, DigestBatch, DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
 
 /** How long the provider honours an idempotency key (Resend: 24 hours). */
 export const PROVIDER_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Our clock against the provider's. */
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
 /**
- * A repeat must reach the provider inside its window, measured from when the batch was written
- * (before the first request left). The margin covers the repeat's own retries and clock skew.
+ * A batch's every attempt must reach the provider inside its window, measured from when the batch
+ * was written (before the first request left). The margin is the delivery policy's longest retry
+ * budget with the largest --timeout allowed (about 2.8 h with the defaults), plus clock skew: an
+ * attempt that starts before the cutoff ends, with all its retries, inside the window.
  */
-export const REPEAT_SAFETY_MARGIN_MS = 15 * 60 * 1000;
+export const REPEAT_SAFETY_MARGIN_MS = longestRetryBudgetMs() + CLOCK_SKEW_MS;
+/** No attempt at a batch starts when it is this old or older. */
+export const LAST_ATTEMPT_AGE_MS = PROVIDER_IDEMPOTENCY_WINDOW_MS - REPEAT_SAFETY_MARGIN_MS;
 const RECORD_ATTEMPTS = 4;
 
 export interface BatchContext {
@@ -66,8 +73,23 @@ async function settle(ctx: BatchContext, batch: DigestBatch, write: () => Promis
  * Sends a written batch with its messages (in its order) under `idempotencyKey` and records the
  * answer. Returns why the run must stop, or null to go on.
  */
-export async function sendAndRecord(ctx: BatchContext, batch: DigestBatch, messages: OutgoingMessage[], idempotencyKey = batch.idempotencyKey): Promise<string | null> {
-  const outcome = await ctx.mailer.sendBatch(messages, { idempotencyKey, signal: ctx.signal });
+export async function sendAndRecord(
+  ctx: BatchContext,
+  batch: DigestBatch,
+  messages: OutgoingMessage[],
+  idempotencyKey = batch.idempotencyKey,
+  keyWindow: KeyWindow = { since: batch.createdAt, state: 'pending' },
+): Promise<string | null> {
+  let vetoed: { reason: string; tooOld: boolean } | null = null;
+  const outcome = await ctx.mailer.sendBatch(messages, {
+    idempotencyKey,
+    signal: ctx.signal,
+    beforeAttempt: async () => {
+      vetoed = await attemptVeto(ctx, batch, keyWindow);
+      return vetoed?.reason ?? null;
+    },
+  });
+  if (vetoed) return afterVeto(ctx, batch, vetoed);
   const failures = outcome.results.flatMap((result, index) => (result.status === 'failed' ? [{ id: batch.subscriberIds[index]!, reason: result.reason, permanent: result.permanent }] : []));
 
   const conflict = failures.find((f) => isIdempotencyConflict(f.reason));
@@ -102,6 +124,41 @@ export async function sendAndRecord(ctx: BatchContext, batch: DigestBatch, messa
   return null;
 }
 
+/** When the key was first used (the batch's writing, or the settle command's new key) and the state the batch must still be in. */
+export interface KeyWindow {
+  since: Date;
+  state: BatchState;
+}
+
+/**
+ * Right before each attempt: the batch must still be in the state it was sent from (nobody settled
+ * it meanwhile, e.g. with --settle) and its key younger than LAST_ATTEMPT_AGE_MS, so the provider
+ * still knows the key whenever this attempt and its retries arrive. Null to go ahead.
+ */
+async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow): Promise<{ reason: string; tooOld: boolean } | null> {
+  const ageMs = ctx.now().getTime() - window.since.getTime();
+  if (ageMs >= LAST_ATTEMPT_AGE_MS) {
+    return { reason: `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; an attempt now could reach the provider after it forgets the idempotency key (${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h), so repeating it could send it twice`, tooOld: true };
+  }
+  const current = await ctx.store.findDigestBatch(batch.id);
+  if (current?.state !== window.state) return { reason: `batch ${batch.id} is ${current?.state ?? 'gone'} now, settled elsewhere`, tooOld: false };
+  return null;
+}
+
+/**
+ * A vetoed attempt. Too old: a pending batch becomes unknown (an earlier attempt may have gone
+ * out), anything else stops with the reason. Settled elsewhere meanwhile: nothing more to do.
+ */
+async function afterVeto(ctx: BatchContext, batch: DigestBatch, vetoed: { reason: string; tooOld: boolean }): Promise<string | null> {
+  if (!vetoed.tooOld) {
+    ctx.warn?.(`Batch ${batch.id} not sent: ${vetoed.reason}`);
+    return null;
+  }
+  if ((await ctx.store.findDigestBatch(batch.id))?.state !== 'pending') return `batch ${batch.id} not sent: ${vetoed.reason}`;
+  await markUnknown(ctx, batch, vetoed.reason);
+  return null;
+}
+
 /**
  * Settles a batch left pending by an earlier run: inside the provider's window it is repeated
  * exactly (stored key, recipients, content), so the provider answers from its cache whatever
@@ -110,7 +167,7 @@ export async function sendAndRecord(ctx: BatchContext, batch: DigestBatch, messa
  */
 export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch): Promise<string | null> {
   const ageMs = ctx.now().getTime() - batch.createdAt.getTime();
-  if (ageMs >= PROVIDER_IDEMPOTENCY_WINDOW_MS - REPEAT_SAFETY_MARGIN_MS) {
+  if (ageMs >= LAST_ATTEMPT_AGE_MS) {
     await markUnknown(ctx, batch, `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; the provider forgets its idempotency key after ${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h, so repeating it could send it twice`);
     return null;
   }

@@ -81,6 +81,7 @@ export async function settleBatch(options: SettleOptions): Promise<SettleResult>
         sending,
         rebuilt.messages.filter((_, i) => keep[i]),
         `${batch!.idempotencyKey}/settled`,
+        { since: clock(), state: 'unknown' },
       );
       if (stop) return { ok: false, message: `Batch ${batchId} was not settled: ${stop}.`, sent: tally.sent };
       const failed = tally.failedTotal();

@@ -5,6 +5,7 @@ import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
+import type { SetupCheck } from './setup-checks.ts';
 
 const STYLES = `
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0;background:#f6f7f9}
@@ -43,6 +44,41 @@ function Section({ id, title, lede, children }: { id: string; title: string; led
   );
 }
 
+function OutboxTable({ outbox }: { outbox: ReportData['outbox'] }) {
+  return (
+    <>
+      <p>
+        <b>{number(outbox.queued)}</b> queued · <b>{number(outbox.retrying)}</b> retrying · <b className={outbox.failed > 0 ? 'over' : undefined}>{number(outbox.failed)}</b> failed ·{' '}
+        {number(outbox.sent)} sent{outbox.oldestOpenAt ? ` · the oldest waiting since ${outbox.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}
+      </p>
+      {outbox.failures.length > 0 ? (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">message</th>
+              <th scope="col">kind</th>
+              <th scope="col">queued (UTC)</th>
+              <th scope="col">tries</th>
+              <th scope="col">last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {outbox.failures.map((f) => (
+              <tr key={f.id}>
+                <td>#{f.id}</td>
+                <td>{f.kind}</td>
+                <td>{f.createdAt.toISOString().slice(0, 16).replace('T', ' ')}</td>
+                <td>{f.attempts}</td>
+                <td>{f.lastError ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </>
+  );
+}
+
 function RateCell({ count, rate }: { count: number; rate: number }) {
   return (
     <td className={rate > RATE_LINE ? 'over' : undefined}>
@@ -66,7 +102,7 @@ function adviceFor(send: SendRow): string[] {
   return advice;
 }
 
-function Checks({ checks }: { checks: CheckResult[] }) {
+function Checks({ checks }: { checks: readonly (CheckResult | SetupCheck)[] }) {
   return (
     <ul className="checks">
       {checks.map((check) => (
@@ -271,7 +307,19 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
 
           <SendsSection sends={sends} svg={charts.rates} />
 
+          <Section
+            id="mail-outbox"
+            title="Mail outbox"
+            lede={`Confirmations, welcomes and notices of the last ${data.outbox.days} days: queued and retrying ones go out by themselves; a failed one could not be delivered within 24 hours or was refused.`}
+          >
+            <OutboxTable outbox={data.outbox} />
+          </Section>
+
           <NextRunSection nextRun={nextRun} />
+
+          <Section id="setup" title="Set-up checks" lede="How the servers are set up, from what they recorded while serving.">
+            <Checks checks={data.setupChecks} />
+          </Section>
 
           <ComingWeeksSection coming={data.coming} />
         </main>

@@ -1,6 +1,7 @@
 // The figures of the operator's report, gathered once: the store's snapshot (weekly states,
 // signups, sources, sends), each send's rates against the 0.3 % line, and what the next scheduled
 // run would do, with the pre-send checks on the recap it would send.
+import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
 import { createTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
 import { plural, weekLabel } from '../../content/text.ts';
@@ -10,6 +11,7 @@ import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
+import { setupChecks, type SetupCheck } from './setup-checks.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -56,9 +58,16 @@ export interface ReportData {
   totals: Record<State, number>;
   sends: SendRow[];
   nextRun: NextRun;
+  /** The mail outbox (confirmations, welcomes, notices) of the last OUTBOX_DAYS days. */
+  outbox: OutboxSummary;
   /** The weeks not public yet, oldest first: when each will be public and e-mailed. */
   coming: (WeekWhen & { label: string })[];
+  /** How the servers are set up, from what they recorded while serving (TRUST_PROXY). */
+  setupChecks: SetupCheck[];
 }
+
+/** The report shows the mail outbox of the last week. */
+export const OUTBOX_DAYS = 7;
 
 export interface GatherOptions {
   store: ReportReadStore;
@@ -130,5 +139,7 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
     complaintRate: rate(send.complained, send.sent),
   }));
   const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming };
+  const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
+  const setup = setupChecks(await options.store.serverNotices());
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup };
 }

@@ -27,6 +27,8 @@ export function headlineFigures(data: ReportData): string[] {
   }
   const over = sends.filter((send) => send.bounceRate > RATE_LINE || send.complaintRate > RATE_LINE);
   if (over.length > 0) lines.push(`Above the 0.3 % line: ${over.map((send) => send.recapDate).join(', ')} (see the report for what to do)`);
+  const { outbox } = data;
+  lines.push(`Mail outbox, last ${outbox.days} days: ${outbox.queued} queued · ${outbox.retrying} retrying · ${outbox.failed} failed · ${outbox.sent} sent`);
   if (nextRun.kind === 'off') {
     lines.push(`Next run: none (${nextRun.reason})`);
   } else {
@@ -35,6 +37,9 @@ export function headlineFigures(data: ReportData): string[] {
     const checks = nextRun.checks.length > 0 ? ` · pre-send checks: ${counts('pass')} passed, ${counts('warn')} warnings, ${counts('fail')} failed` : '';
     lines.push(`Next run: ${nextRun.at.toISOString().replace('T', ' ').slice(0, 16)} UTC (${nextRun.cron}, ${nextRun.timezone}) · ${what}${checks}`);
   }
+  const failing = data.setupChecks.filter((check) => check.status !== 'pass');
+  lines.push(failing.length === 0 ? `Set-up checks: ${data.setupChecks.length} passed` : `Set-up checks: ${failing.map((check) => `${check.title} ${check.status}ed`).join(', ')}`);
+  for (const check of failing) lines.push(`  ${check.title}: ${check.detail} Fix: ${check.fix ?? ''}`);
   if (data.coming.length === 0) lines.push('Coming weeks: none (every week in content/recaps is public)');
   for (const week of data.coming) {
     lines.push(`Coming: ${week.label} · ${week.line}`);

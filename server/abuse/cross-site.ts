@@ -11,7 +11,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createElement as h } from 'react';
 import { sendError } from '../errors.ts';
-import { page } from '../routes/unsubscribe.ts';
+import { page } from '../small-page.ts';
 
 const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
 

@@ -1,7 +1,7 @@
 // The bot defences in front of POST /api/subscribe, for the JSON API and the no-JavaScript form
 // alike. In order: a limit per network address (before the body is even read), then the honeypot,
 // the disposable-domain list and a limit per e-mail address. Only a request that passes all of
-// them reaches the signup route (routes/subscribe.ts), which validates and stores as before.
+// them reaches the signup route (routes/subscribe.ts); the body is parsed once, for both (signup.ts).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { RateLimiterRes } from 'rate-limiter-flexible';
@@ -9,7 +9,8 @@ import { honeypotFilled } from '../../client/honeypot.ts';
 import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { backToForm, BODY_LIMIT, safeSourcePath, subscribeBodySchema, UNAVAILABLE_MESSAGE } from '../routes/subscribe.ts';
+import { mailboxKey } from '../mailbox-key.ts';
+import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
@@ -17,7 +18,7 @@ import { rateLimitHasher } from './keyed-hash.ts';
 import { RateLimitBatcher } from './rate-limit-batcher.ts';
 import { StoreRateLimiter } from './store-rate-limiter.ts';
 
-/** At most this many signups of one e-mail address per day, whoever sends them (issue 13). */
+/** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */
 export const SIGNUPS_PER_ADDRESS_PER_DAY = 3;
 const MINUTE_SECONDS = 60;
 const DAY_SECONDS = 86_400;
@@ -37,10 +38,6 @@ export interface SignupGuardOptions {
   /** SIGNUP_CONFIRMATION: what a successful signup answers, which the honeypot imitates. */
   mode: SignupMode;
   logger: Logger;
-}
-
-function isFormPost(req: Request): boolean {
-  return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
 }
 
 function refererPath(req: Request): string | undefined {
@@ -99,7 +96,8 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
   const screen: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const viaForm = isFormPost(req);
     if (!viaForm && !req.is('application/json')) return next();
-    const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
+    const parsed = parseSignup(req, res, knownPaths);
+    const { sourcePath } = parsed;
     const answer = (outcome: SignupOutcome, status: number, body: object) => (viaForm ? backToForm(res, sourcePath, outcome) : res.status(status).json(body));
 
     if (honeypotFilled(req.body)) {
@@ -108,19 +106,22 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
       // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
       return mode === 'double' ? answer('confirmation-sent', 202, { status: 'confirmation_sent' }) : answer('subscribed', 201, { status: 'subscribed' });
     }
-    const parsed = subscribeBodySchema.safeParse(req.body ?? {});
     // An invalid address is the route's to explain.
-    if (!parsed.success) return next();
-    const { email } = parsed.data;
+    if (!parsed.ok) return next();
+    const { email } = parsed;
     if (isDisposableAddress(email)) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
     let limited: RateLimiterRes | null;
     try {
-      limited = await over(perEmailAddress, keyedHash('email', email));
+      // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
+      limited = await over(perEmailAddress, keyedHash('email', mailboxKey(email)));
     } catch (error) {
       logger.error({ err: error }, 'signup limit per e-mail address could not be checked');
       return viaForm ? backToForm(res, sourcePath, 'unavailable') : sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
     }
     if (limited) {
+      // Double mode answers 202 whatever the address's state; a mailbox over its limit is one more
+      // such state, and a bot spraying its spellings learns nothing from the answer.
+      if (mode === 'double') return answer('confirmation-sent', 202, { status: 'confirmation_sent' });
       retryAfter(res, limited);
       return answer('address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
     }

@@ -25,6 +25,22 @@ export const DEFAULT_DELIVERY_POLICY: DeliveryPolicy = {
   requestTimeoutMs: 30_000,
 };
 
+/** The largest per-request timeout the digest accepts (`npm run digest -- --timeout SECONDS`). */
+export const MAX_REQUEST_TIMEOUT_MS = 600_000;
+
+/**
+ * The longest one provider call can take from its first attempt to its last, under a policy: every
+ * try (each back-off retry and each rate-limit wait comes after one) running to its timeout, the
+ * back-off steps at their full length, every rate-limit wait at its longest. The digest's repeat
+ * window is measured against this with the largest --timeout, not assumed (jobs/digest/send-batch.ts).
+ */
+export function longestRetryBudgetMs(policy: DeliveryPolicy = { ...DEFAULT_DELIVERY_POLICY, requestTimeoutMs: MAX_REQUEST_TIMEOUT_MS }): number {
+  const tries = policy.maxAttempts + policy.maxRateLimitWaits;
+  let backoff = 0;
+  for (let failure = 1; failure < policy.maxAttempts; failure++) backoff += Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (failure - 1));
+  return tries * policy.requestTimeoutMs + backoff + policy.maxRateLimitWaits * policy.maxRateLimitWaitMs;
+}
+
 /** "Equal jitter": half the exponential step for certain, half at random, so retries spread out. */
 export function backoffDelay(attempt: number, policy: Pick<DeliveryPolicy, 'baseDelayMs' | 'maxDelayMs'>, random = Math.random): number {
   const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
@@ -153,7 +169,7 @@ export type CallResult<T> = { ok: true; value: T } | { ok: false; reason: string
  */
 export async function callWithPolicy<T>(
   attempt: () => Promise<AttemptResult<T>>,
-  { policy, gate, signal }: { policy: DeliveryPolicy; gate: RateGate; signal?: AbortSignal },
+  { policy, gate, signal, beforeAttempt }: { policy: DeliveryPolicy; gate: RateGate; signal?: AbortSignal; beforeAttempt?: () => Promise<string | null> },
 ): Promise<CallResult<T>> {
   let failures = 0;
   let rateLimitWaits = 0;
@@ -163,6 +179,9 @@ export async function callWithPolicy<T>(
     } catch {
       return { ok: false, reason: 'stopped before the provider accepted it', permanent: false };
     }
+    // The caller's last word right before a request leaves (the digest re-checks the batch's age).
+    const veto = await beforeAttempt?.();
+    if (veto) return { ok: false, reason: veto, permanent: false };
     let result: AttemptResult<T>;
     try {
       result = await attempt();

@@ -52,9 +52,11 @@ export class OutboxMailer implements Mailer {
     await rename(partial, target);
   }
 
-  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey }: SendOptions): Promise<BatchOutcome> {
+  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
     const batch = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 16);
     const results: MessageOutcome[] = [];
+    const veto = await beforeAttempt?.();
+    if (veto) return { results: messages.map(() => ({ status: 'failed', reason: veto, permanent: false })) };
     try {
       await mkdir(this.dir, { recursive: true });
       for (const [index, message] of messages.entries()) {

@@ -75,13 +75,13 @@ export class ResendMailer implements Mailer {
     return this.gate.advertisedLimit();
   }
 
-  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, signal }: SendOptions): Promise<BatchOutcome> {
+  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, signal, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
     const results: MessageOutcome[] = [];
     const chunks = Math.ceil(messages.length / RESEND_BATCH_LIMIT);
     for (let index = 0; index < chunks; index++) {
       const chunk = messages.slice(index * RESEND_BATCH_LIMIT, (index + 1) * RESEND_BATCH_LIMIT);
       const key = chunks === 1 ? idempotencyKey : `${idempotencyKey}/${index + 1}`;
-      const outcome = await this.sendChunk(chunk, key, signal);
+      const outcome = await this.sendChunk(chunk, key, signal, beforeAttempt);
       results.push(...outcome.results);
       if (outcome.fatal) {
         const rest = messages.length - results.length;
@@ -92,7 +92,7 @@ export class ResendMailer implements Mailer {
     return { results };
   }
 
-  private async sendChunk(chunk: readonly OutgoingMessage[], idempotencyKey: string, signal?: AbortSignal): Promise<BatchOutcome> {
+  private async sendChunk(chunk: readonly OutgoingMessage[], idempotencyKey: string, signal?: AbortSignal, beforeAttempt?: SendOptions['beforeAttempt']): Promise<BatchOutcome> {
     const payload = chunk.map(toResend);
     const call = await callWithPolicy<BatchReply>(
       async () => {
@@ -106,7 +106,7 @@ export class ResendMailer implements Mailer {
         if (response.error) return classifyResendError(response.error, response.headers);
         return { kind: 'done', value: response.data as BatchReply };
       },
-      { policy: this.policy, gate: this.gate, signal },
+      { policy: this.policy, gate: this.gate, signal, beforeAttempt },
     );
     if (!call.ok) {
       const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent };

@@ -44,6 +44,11 @@ export interface SendOptions {
   idempotencyKey: string;
   /** Aborts waits between attempts. A request already on the wire is left to finish. */
   signal?: AbortSignal;
+  /**
+   * Asked right before every attempt (the first and each retry): a reason stops the call there,
+   * with nothing more sent, and every message is reported failed (not permanent) for that reason.
+   */
+  beforeAttempt?: () => Promise<string | null>;
 }
 
 export interface Mailer {

@@ -8,20 +8,16 @@ import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore } from '../store/types.ts';
-import type { SubscriberKeys } from '../subscriber-keys.ts';
-import type { SubscriberMail } from '../subscriber-mail.ts';
+import type { SignupService } from '../signup.ts';
 import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
-import { sendWelcomeOnce } from './subscribe.ts';
-import { page } from './unsubscribe.ts';
+import { page } from '../small-page.ts';
 
 export interface ConfirmOptions {
   store: SiteStore;
   secret: string;
   previousSecrets?: readonly string[];
   siteUrl: string;
-  keys: SubscriberKeys;
-  mail: SubscriberMail;
-  welcome: boolean;
+  signup: SignupService;
   logger: Logger;
   now?: () => Date;
 }
@@ -72,7 +68,7 @@ function send(res: Response, status: number, html: string) {
 }
 
 export function confirmRouter(options: ConfirmOptions): Router {
-  const { store, secret, previousSecrets = [], siteUrl, keys, mail, welcome, logger, now = () => new Date() } = options;
+  const { store, secret, previousSecrets = [], siteUrl, signup, logger, now = () => new Date() } = options;
   const router = express.Router();
   const home = `${siteUrl.replace(/\/+$/, '')}/`;
   const form = express.urlencoded({ limit: '1kb', extended: false, parameterLimit: 5 });
@@ -110,11 +106,11 @@ export function confirmRouter(options: ConfirmOptions): Router {
     const checked = check(req);
     if (!checked.ok) return badLink(res, checked);
     try {
-      const result = await store.activateSubscriber(checked.subscriberId, 'confirmation', keys.networkHash(req.ip));
+      // With WELCOME_EMAIL=on, the welcome is queued in the same transaction.
+      const result = await signup.confirm(checked.subscriberId, req.ip);
       if (!result) return gone(res);
       if (result.activated) {
         logger.info({ subscriber: checked.subscriberId }, 'subscription confirmed');
-        if (welcome) await sendWelcomeOnce(store, mail, checked.subscriberId, result.email, (err) => logger.error({ err }, 'welcome e-mail not sent'));
         return show(res, 200, confirmText.doneTitle, [h('p', null, confirmText.doneBody(result.email))]);
       }
       if (result.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(result.email))]);

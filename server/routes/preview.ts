@@ -19,7 +19,7 @@ import { pathsOf } from '../public-site.ts';
 import type { Publishing } from '../published-site.ts';
 import { createPageServer, type Renderer } from '../render.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../unsubscribe-token.ts';
-import { page, send } from './unsubscribe.ts';
+import { page, send } from '../small-page.ts';
 
 export interface PreviewOptions {
   publicSite: PublicSite;

@@ -7,11 +7,10 @@ import { recapSummaries } from '../../content/index.ts';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SignupService } from '../signup.ts';
 import type { SubscriberKeys } from '../subscriber-keys.ts';
-import type { SubscriberMail } from '../subscriber-mail.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
-import { sendWelcomeOnce } from './subscribe.ts';
-import { page } from './unsubscribe.ts';
+import { page } from '../small-page.ts';
 
 export interface SubscriptionOptions {
   store: SiteStore;
@@ -19,8 +18,7 @@ export interface SubscriptionOptions {
   previousSecrets?: readonly string[];
   siteUrl: string;
   keys: SubscriberKeys;
-  mail: SubscriberMail;
-  welcome: boolean;
+  signup: SignupService;
   logger: Logger;
 }
 
@@ -101,7 +99,7 @@ function send(res: Response, status: number, html: string) {
 }
 
 export function subscriptionRouter(options: SubscriptionOptions): Router {
-  const { store, secret, previousSecrets = [], siteUrl, keys, mail, welcome, logger } = options;
+  const { store, secret, previousSecrets = [], siteUrl, keys, signup, logger } = options;
   const router = express.Router();
   const home = `${siteUrl.replace(/\/+$/, '')}/`;
   const form = express.urlencoded({ limit: '1kb', extended: false, parameterLimit: 5 });
@@ -181,7 +179,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
           .send(`${JSON.stringify(dataExport(details), null, 2)}\n`);
         return null;
       case 'delete': {
-        const [hash] = keys.addressHashes(details.email);
+        const [hash] = await keys.addressHashes(details.email);
         const had = await store.deleteSubscriber(details.id, hash!);
         logger.info({ subscriber: details.id, had }, 'subscriber data deleted at their request');
         const suppressed = had === 'bounced' || had === 'complained';
@@ -197,20 +195,8 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
   }
 
   async function resubscribe(details: SubscriberDetails, req: Request): Promise<string> {
-    const networkHash = keys.networkHash(req.ip);
-    const result = await store.activateSubscriber(details.id, 'resubscribe', networkHash);
-    if (result?.activated) {
-      if (welcome) await sendWelcomeOnce(store, mail, details.id, details.email, (err) => logger.error({ err }, 'welcome e-mail not sent'));
-      return subscriptionText.resubscribed;
-    }
-    if (result?.status === 'active') return subscriptionText.resubscribed;
-    // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
-    const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: keys.addressHashes(details.email) });
-    if (decision.outcome === 'send_confirmation') {
-      const sent = await mail.sendConfirmation(decision.subscriberId, details.email);
-      if (sent.status === 'failed') logger.error({ reason: sent.reason }, 'confirmation e-mail could not be sent');
-    }
-    return subscriptionText.confirmationSent;
+    const done = await signup.resubscribe(details, req.ip);
+    return done === 'resubscribed' ? subscriptionText.resubscribed : subscriptionText.confirmationSent;
   }
 
   return router;

@@ -5,13 +5,13 @@
 //
 // A valid token whose subscriber no longer exists answers 200 "nothing to do": the outcome the
 // reader wants (no more e-mail) already holds, and one-click senders treat any 2xx as done.
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore } from '../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
+import { page, send } from '../small-page.ts';
 
 export interface UnsubscribeOptions {
   store: SiteStore;
@@ -42,45 +42,6 @@ export const unsubscribeText = {
   home: `← Back to ${site.name}`,
 } as const;
 
-const STYLE = `
-*{box-sizing:border-box}
-body{margin:0;padding:0 1rem;background:#fafaf9;color:#18181b;font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;line-height:1.6}
-header,main,footer{max-width:36rem;margin:0 auto;padding:1.25rem 0}
-header a{font-weight:800;color:#18181b;text-decoration:none}
-main{background:#fff;border:1px solid #e4e4e7;border-radius:1rem;padding:2rem 1.5rem}
-h1{font-size:1.6rem;line-height:1.25;margin:0 0 .75rem}
-p{margin:0 0 1rem}
-button{font:inherit;font-weight:700;min-height:2.75rem;padding:.5rem 1.25rem;border-radius:.5rem;border:0;background:#18181b;color:#fff;cursor:pointer}
-button.secondary{background:#fff;color:#18181b;border:2px solid #18181b}
-button:focus-visible,a:focus-visible{outline:3px solid #c0265c;outline-offset:2px}
-a{color:#c0265c}
-footer{font-size:.95rem}
-`;
-
-export function page({ title, home, children }: { title: string; home: string; children: ReactNode }): string {
-  const document = h(
-    'html',
-    { lang: 'en' },
-    h(
-      'head',
-      null,
-      h('meta', { charSet: 'utf-8' }),
-      h('meta', { name: 'viewport', content: 'width=device-width, initial-scale=1' }),
-      h('meta', { name: 'robots', content: 'noindex' }),
-      h('title', null, `${title} · ${site.name}`),
-      h('style', { dangerouslySetInnerHTML: { __html: STYLE } }),
-    ),
-    h(
-      'body',
-      null,
-      h('header', null, h('a', { href: home }, site.name)),
-      h('main', null, h('h1', null, title), children),
-      h('footer', null, h('a', { href: home }, unsubscribeText.home)),
-    ),
-  );
-  return `<!doctype html>${renderToStaticMarkup(document)}`;
-}
-
 function resubscribeForm(email: string): ReactNode {
   return h(
     'form',
@@ -92,14 +53,6 @@ function resubscribeForm(email: string): ReactNode {
   );
 }
 
-export function send(res: Response, status: number, html: string) {
-  // The token in the address is a credential: keep it out of caches, referrers and indexes.
-  res
-    .status(status)
-    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' })
-    .type('html')
-    .send(html);
-}
 
 const invalidPage = (home: string) =>
   page({

@@ -4,8 +4,11 @@
 import type { CallFunction } from './call-function.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { digestLeaseStore } from './digest-lease.ts';
+import { mailOutboxStore } from './mail-outbox.ts';
+import { mailboxKeyStore } from './mailbox-keys.ts';
 import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
+import { serverNoticeStore } from './server-notices.ts';
 import { reportStore } from './report-types.ts';
 import { subscriberStore } from './subscribers.ts';
 import type { Store, StoreTransport } from './types.ts';
@@ -24,11 +27,14 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     checkReady,
     close,
     ...subscriberStore(call, { batchSignups }),
+    ...mailboxKeyStore(call),
     ...pendingSignupStore(call),
     ...digestBatchStore(call),
     ...digestLeaseStore(call),
     ...rateLimitStore(call),
     ...reportStore(call),
+    ...serverNoticeStore(call),
+    ...mailOutboxStore(call),
   };
   functionsOf.set(store, call);
   return store;

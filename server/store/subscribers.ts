@@ -105,12 +105,13 @@ export async function listSubscribers(call: CallFunction, afterId: string | null
 export function subscriberStore(call: CallFunction, { batchSignups }: { batchSignups: boolean }): SubscriberStore {
   const decide = async (request: SignupRequest) =>
     decisionRow.parse(
-      await call('signup_subscriber', {
+      await call('signup_subscriber_welcome', {
         p_email: request.email,
         p_source: request.source,
         p_mode: request.mode,
         p_network_hash: request.networkHash,
         p_address_hashes: [...request.addressHashes],
+        p_welcome: request.welcome === true,
       }),
     );
   const many = async (rows: readonly SignupRow[]) => {
@@ -118,8 +119,8 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
       p_emails: rows.map((row) => row.email),
       p_sources: rows.map((row) => row.source),
       p_network_hashes: rows.map((row) => row.networkHash),
-      p_hashes: rows.map((row) => row.addressHashes[0] ?? null),
-      p_previous_hashes: rows.map((row) => row.addressHashes[1] ?? null),
+      // Every hash of every row (the mailbox's and any older ones), as JSON: [[…], […], …].
+      p_address_hashes: rows.map((row) => [...row.addressHashes]),
     });
     return new Map(Object.entries(z.record(z.string(), z.string()).parse(activated)));
   };
@@ -136,16 +137,17 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
 
   return {
     // Double mode (and the rarer cases of single mode) need the function's decisions; single
-    // mode's common case, a new address, is group-committed where the backend batches.
-    signUp: (request) => (batcher && request.mode === 'single' ? batcher.add(request) : decide(request)),
-    async activateSubscriber(id, how, networkHash): Promise<Activation | null> {
-      const args = { p_id: id, p_network_hash: networkHash, p_from: [...ACTIVATE_FROM[how]], p_confirmation: how === 'confirmation' };
-      return activationRow.parse(await call('activate_subscriber', args));
+    // mode's common case, a new address, is group-committed where the backend batches (unless its
+    // welcome is to be queued in the same transaction: signup_subscriber_welcome does that).
+    signUp: (request) => (batcher && request.mode === 'single' && !request.welcome ? batcher.add(request) : decide(request)),
+    async activateSubscriber(id, how, networkHash, welcome = false): Promise<Activation | null> {
+      const args = { p_id: id, p_network_hash: networkHash, p_from: [...ACTIVATE_FROM[how]], p_confirmation: how === 'confirmation', p_welcome: welcome };
+      return activationRow.parse(await call('activate_subscriber_welcome', args));
     },
     subscriberDetails: async (id) => detailsRow.nullable().parse(await call('subscriber_details', { p_id: id })),
     deleteSubscriber: async (id, addressHash) => status.nullable().parse(await call('delete_subscriber', { p_id: id, p_address_hash: addressHash })),
-    async releaseConfirmation(id) {
-      await call('release_confirmation', { p_id: id });
+    async releaseConfirmation(id, mailboxHash = null) {
+      await call('release_confirmation', { p_id: id, p_mailbox_hash: mailboxHash });
     },
     claimWelcome: async (id) => (await call('claim_welcome', { p_id: id })) === true,
     findSubscriber: (id) => find('subscriber_by_id', { p_id: id }),

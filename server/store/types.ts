@@ -5,6 +5,8 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { MailOutboxStore } from './mail-outbox.ts';
+import type { ServerNoticeStore } from './server-notices.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -23,8 +25,14 @@ export interface SignupRequest {
   mode: SignupMode;
   /** Keyed hash of the client's network address, for the consent record; never the raw value. */
   networkHash: string | null;
-  /** Keyed hashes of the address (current and previous secret), checked against the suppression list. */
+  /**
+   * Keyed hashes of the address (server/subscriber-keys.ts): first the hash of its mailbox, which
+   * the suppression list and the per-mailbox confirmation throttle go by; then older hashes that
+   * the suppression list may still hold. Empty: neither applies.
+   */
   addressHashes: readonly string[];
+  /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
+  welcome?: boolean;
 }
 
 /**
@@ -199,9 +207,10 @@ export interface SubscriberStore {
   /**
    * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
    * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
-   * unsubscribed or pending). Null when there is no such subscriber.
+   * unsubscribed or pending). Null when there is no such subscriber. With `welcome`, an address
+   * this makes active has its welcome e-mail queued in the same transaction.
    */
-  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null): Promise<Activation | null>;
+  activateSubscriber(id: string, how: 'confirmation' | 'resubscribe', networkHash: string | null, welcome?: boolean): Promise<Activation | null>;
 
   /** State, consent record and deliveries of one subscriber; null when there is none. */
   subscriberDetails(id: string): Promise<SubscriberDetails | null>;
@@ -214,9 +223,10 @@ export interface SubscriberStore {
 
   /**
    * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
-   * the reader's next attempt sends one instead of waiting out the day.
+   * the reader's next attempt sends one instead of waiting out the day: the row's, and the
+   * mailbox's (`mailboxHash`, the first of the signup's address hashes) if this row claimed it.
    */
-  releaseConfirmation(id: string): Promise<void>;
+  releaseConfirmation(id: string, mailboxHash?: string | null): Promise<void>;
 
   /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
   claimWelcome(id: string): Promise<boolean>;
@@ -234,6 +244,15 @@ export interface SubscriberStore {
   listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]>;
 
   countSubscribers(): Promise<SubscriberCounts>;
+}
+
+/** The key of the mailbox hashes (mailbox-keys.ts). */
+export interface MailboxKeyStore {
+  /**
+   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
+   * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
+   */
+  mailboxHashKey(candidate: string): Promise<string>;
 }
 
 /** The sending lease of a recap (digest-lease.ts). */
@@ -256,7 +275,17 @@ export interface StoreTransport {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreTransport, SubscriberStore, PendingSignupStore, DigestBatchStore, DigestLeaseStore, RateLimitCounters, ReportStore {}
+export interface Store
+  extends StoreTransport,
+    SubscriberStore,
+    MailboxKeyStore,
+    PendingSignupStore,
+    DigestBatchStore,
+    DigestLeaseStore,
+    RateLimitCounters,
+    ReportStore,
+    MailOutboxStore,
+    ServerNoticeStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -268,22 +297,33 @@ export type SiteStore = Pick<
   | 'subscriberDetails'
   | 'deleteSubscriber'
   | 'releaseConfirmation'
+  | 'mailboxHashKey'
   | 'claimWelcome'
   | 'findSubscriber'
   | 'findSubscriberByEmail'
   | 'removeSubscriber'
   | 'recordEmailEvent'
+  | 'recordServerNotice'
+  | 'clearServerNotice'
 > &
   RateLimitCounters;
 
-/** The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, and a few figures. */
-export type DigestStore = DigestBatchStore & DigestLeaseStore & PendingSignupStore & Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'>;
+/**
+ * The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, a few
+ * figures, and the mail outbox for the operator's notices (with the recap's totals they report).
+ */
+export type DigestStore = DigestBatchStore &
+  DigestLeaseStore &
+  PendingSignupStore &
+  Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
+  Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
+  Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
-export type SubscribersCliStore = Pick<Store, 'signUp' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
+export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
 
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {

@@ -4,7 +4,7 @@
 // with another payload, and idempotency keys honoured for 24 hours (same key and payload: the
 // first answer again, nothing sent twice). It records every message it accepted, per recipient.
 //
-// Fault knobs: a storm of N 429s, a burst of N 500s, hung requests (never answered), an advertised
+// Fault knobs: an outage (503 to every request until switched off), a storm of N 429s, a burst of N 500s, hung requests (never answered), an advertised
 // and enforced requests-per-second limit, and a hook awaited when a batch has been accepted but
 // before its answer goes out (to kill a client in exactly that window).
 import { createHash, randomUUID } from 'node:crypto';
@@ -59,6 +59,8 @@ export class FakeResend {
   readonly requests: FakeRequest[] = [];
   /** Addresses the provider refuses (validation_error), as it would an undeliverable format. */
   readonly refusedAddresses = new Set<string>();
+  /** While true, every request answers 503 in Resend's error format and nothing is accepted. */
+  outage = false;
   /** The next N requests answer 429 rate_limit_exceeded with this retry-after. */
   rateLimitStorm = 0;
   stormRetryAfterSeconds = 1;
@@ -149,6 +151,10 @@ export class FakeResend {
     const key = (req.headers['idempotency-key'] as string | undefined) ?? null;
     const log = (status: number | 'hung', kind: string) => this.requests.push({ path, idempotencyKey: key, status, kind, at: now });
 
+    if (this.outage) {
+      log(503, 'outage');
+      return this.error(res, 503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.', {});
+    }
     if (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch')) {
       log(405, 'not-found');
       return this.error(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.', {});

@@ -45,7 +45,8 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
-  server.on('request', createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing }));
+  const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing });
+  server.on('request', app);
   return {
     url,
     store,
@@ -56,6 +57,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await app.outbox.stop();
       if (!options.store) await store.close();
       await rm(dataDir, { recursive: true, force: true });
     },

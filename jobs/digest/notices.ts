@@ -1,0 +1,87 @@
+// The operator's notices about scheduled runs (OPERATOR_EMAIL): after a run, what it did (sent,
+// failed, unknown, skipped, bounce and complaint rates, the next run); when a run stops, what,
+// why and when it is tried again (once per stop, not for every failed try); when a resumed run
+// completes. They go through the durable mail outbox, so an outage of the very provider that
+// stopped the run delays them, never loses them. Without OPERATOR_EMAIL the log says the same.
+import { plural } from '../../content/text.ts';
+import type { DigestStore } from '../../server/store/types.ts';
+import type { DigestReport } from './report.ts';
+
+export const NOTICE_SUBJECT_PREFIX = '[Launched Weekly]';
+
+export interface NoticeContext {
+  /** 0 for the run the schedule fired, N for resume try N. */
+  attempt: number;
+  /** When the scheduler tries again; null when the run was conclusive. */
+  nextTry: Date | null;
+  /** When the schedule fires next. */
+  nextRun: Date | null;
+}
+
+export interface Notice {
+  subject: string;
+  text: string;
+}
+
+export interface NoticeLog {
+  info(line: string): void;
+  warn(line: string): void;
+}
+
+const when = (date: Date | null) => (date ? `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'not scheduled');
+const percent = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(2)} %` : '0.00 %');
+
+/** The recap's figures over every run so far (the report's own snapshot), as lines of the notice. */
+async function figures(store: DigestStore, report: DigestReport): Promise<string[]> {
+  const lines = [
+    `This run: ${report.sent} sent · ${report.failed.reduce((sum, f) => sum + f.count, 0)} failed · ${report.unknown.length} unknown batches · ${report.skippedAlreadySent} already had it · ${report.skippedUnsubscribed} left before their batch`,
+  ];
+  if (!report.recap) return lines;
+  try {
+    const send = (await store.reportSnapshot(1)).sends.find((s) => s.recapDate === report.recap!.date);
+    if (send) {
+      lines.push(
+        `The ${report.recap.date} recap so far: ${send.sent} sent · ${send.failed} failed · ${send.unknown} unknown · ${send.skipped} skipped · bounces ${send.bounced} (${percent(send.bounced, send.sent)}) · complaints ${send.complained} (${percent(send.complained, send.sent)})`,
+      );
+    }
+  } catch (error) {
+    lines.push(`(The recap's totals could not be read: ${error instanceof Error ? error.message : String(error)})`);
+  }
+  return lines;
+}
+
+/** Which notice a run deserves, if any. */
+export async function noticeFor(store: DigestStore, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
+  const recap = report.recap ? `the ${report.recap.date} recap` : 'the weekly digest';
+  // A resumed try that stopped again: the first stop's notice said it will keep trying.
+  if (context.nextTry && context.attempt > 0) return null;
+  const body = await figures(store, report);
+  const next = `Next scheduled run: ${when(context.nextRun)}.`;
+  if (context.nextTry) {
+    return {
+      subject: `${NOTICE_SUBJECT_PREFIX} Stopped: ${recap}, retrying at ${when(context.nextTry)}`,
+      text: [`The scheduled run of ${recap} stopped at ${when(new Date())}.`, `Why: ${report.message}`, `It is tried again at ${when(context.nextTry)} and then with growing pauses (up to 30 minutes) until it is done or the recap is no longer fresh; nothing to do unless this repeats.`, '', ...body, '', next].join('\n'),
+    };
+  }
+  if (context.attempt > 0) {
+    return {
+      subject: `${NOTICE_SUBJECT_PREFIX} Resumed and finished: ${recap}, ${report.outcome}`,
+      text: [`The scheduled run of ${recap} was resumed (try ${context.attempt}) and finished: ${report.message}`, '', ...body, '', next].join('\n'),
+    };
+  }
+  return {
+    subject: `${NOTICE_SUBJECT_PREFIX} Weekly digest: ${report.outcome}, ${plural(report.sent, 'message')} sent`,
+    text: [`The scheduled run finished: ${report.message}`, '', ...body, '', next].join('\n'),
+  };
+}
+
+/** Queues the notice for OPERATOR_EMAIL through the outbox, and logs it either way. */
+export async function sendNotice(store: DigestStore, operatorEmail: string | undefined, notice: Notice, log: NoticeLog): Promise<void> {
+  log.info(`${notice.subject}\n${notice.text}`);
+  if (!operatorEmail) return;
+  try {
+    await store.enqueueMail('operator', null, { to: operatorEmail, subject: notice.subject, text: notice.text });
+  } catch (error) {
+    log.warn(`The notice to OPERATOR_EMAIL could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,140 @@
+// Signup as one service, for every way onto the list: the JSON API and the no-JavaScript form
+// (POST /api/subscribe), the confirmation button (/confirm) and "Subscribe again" on the
+// subscription page. It parses a signup once, lets the database decide, says what to answer, and
+// leaves the e-mail to the durable outbox: the confirmation or welcome row is written in the same
+// transaction as the decision that promises it (supabase/migrations/…_mail_outbox.sql), so a
+// deploy or crash after the answer delays it, never loses it. The outbox worker is only woken.
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
+import type { SignupOutcome } from '../client/signup-outcome.ts';
+import { canonicalAddress } from './mailbox-key.ts';
+import type { Activation, SignupDecision, SignupMode, SiteStore, SubscriberDetails } from './store/types.ts';
+import type { SubscriberKeys } from './subscriber-keys.ts';
+
+/** The request body, for the API and the tests alike. */
+export const subscribeBodySchema = z.object(
+  {
+    email: z
+      .string({ message: 'Send the address as a string in the "email" field.' })
+      .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
+      // Trimmed, NFKC, lower-cased, the domain in ASCII (server/mailbox-key.ts).
+      .transform((raw, ctx) => {
+        const canonical = canonicalAddress(raw);
+        if (canonical.ok) return canonical.email;
+        ctx.addIssue({ code: 'custom', message: canonical.message });
+        return z.NEVER;
+      })
+      .superRefine((email, ctx) => {
+        const problem = emailProblem(email);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    // The path of the page the form is on; anything but a known path sends the reader home.
+    source: z
+      .string({ message: 'The "source" field, when present, is the path of the page the form is on, as a string.' })
+      .max(200, 'The "source" field is the path of the page the form is on: at most 200 characters.')
+      .optional(),
+  },
+  { message: 'Send a JSON object with the address in the "email" field, e.g. {"email": "you@example.com"}.' },
+);
+
+export const UNAVAILABLE_MESSAGE = 'Please try again later.';
+export const BODY_LIMIT = '4kb';
+
+export function isFormPost(req: Request): boolean {
+  return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+}
+
+export function backToForm(res: Response, sourcePath: string, outcome: SignupOutcome) {
+  res.redirect(303, `${sourcePath}?signup=${outcome}#email-signup`);
+}
+
+export function safeSourcePath(value: unknown, knownPaths: ReadonlySet<string>): string {
+  return typeof value === 'string' && knownPaths.has(value) ? value : '/';
+}
+
+export type ParsedSignup = { ok: true; email: string; sourcePath: string } | { ok: false; message: string; sourcePath: string };
+
+/**
+ * The signup body, parsed once per request: the bot screen and the route both ask, the schema
+ * runs for the first of them (the answer is kept on res.locals).
+ */
+export function parseSignup(req: Request, res: Response, knownPaths: ReadonlySet<string>): ParsedSignup {
+  const kept = res.locals.signup as ParsedSignup | undefined;
+  if (kept) return kept;
+  const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
+  const parsed = subscribeBodySchema.safeParse(req.body ?? {});
+  const result: ParsedSignup = parsed.success
+    ? { ok: true, email: parsed.data.email, sourcePath }
+    : { ok: false, message: parsed.error.issues[0]?.message ?? 'Please enter a valid email address.', sourcePath };
+  res.locals.signup = result;
+  return result;
+}
+
+/** The answer a signup gets, by what the database decided (DESIGN.md's HTTP contract). */
+export function answerFor(decision: SignupDecision): { status: number; body: { status: string }; outcome: SignupOutcome } {
+  switch (decision.outcome) {
+    case 'subscribed':
+      return { status: 201, body: { status: 'subscribed' }, outcome: 'subscribed' };
+    case 'already_subscribed':
+      return { status: 409, body: { status: 'already_subscribed' }, outcome: 'already-subscribed' };
+    // Double mode and suppressed addresses: one answer whatever the state, so the API tells
+    // nobody who is on the list.
+    case 'send_confirmation':
+    case 'nothing_to_send':
+      return { status: 202, body: { status: 'confirmation_sent' }, outcome: 'confirmation-sent' };
+  }
+}
+
+export interface SignupServiceOptions {
+  store: SiteStore;
+  /** SIGNUP_CONFIRMATION. */
+  mode: SignupMode;
+  /** WELCOME_EMAIL=on. */
+  welcome: boolean;
+  keys: SubscriberKeys;
+  /** Told when a decision queued an e-mail, so it goes out now rather than at the next poll. */
+  outbox: { wake(): void };
+}
+
+export interface SignupService {
+  /** A signup from the site or the API, in the operator's mode. */
+  signUp(email: string, sourcePath: string, ip: string | undefined): Promise<SignupDecision>;
+  /** The confirmation button. */
+  confirm(subscriberId: string, ip: string | undefined): Promise<Activation | null>;
+  /**
+   * "Subscribe again": active at once from unsubscribed or pending; a bounced or complained
+   * address gets a (throttled) confirmation e-mail instead.
+   */
+  resubscribe(details: SubscriberDetails, ip: string | undefined): Promise<'resubscribed' | 'confirmation_sent'>;
+}
+
+const queuesMail = (decision: SignupDecision, welcome: boolean) =>
+  decision.outcome === 'send_confirmation' || (welcome && decision.outcome === 'subscribed');
+
+export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
+  return {
+    async signUp(email, sourcePath, ip) {
+      const decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes: await keys.addressHashes(email), welcome });
+      if (queuesMail(decision, welcome)) outbox.wake();
+      return decision;
+    },
+
+    async confirm(subscriberId, ip) {
+      const result = await store.activateSubscriber(subscriberId, 'confirmation', keys.networkHash(ip), welcome);
+      if (result?.activated && welcome) outbox.wake();
+      return result;
+    },
+
+    async resubscribe(details, ip) {
+      const networkHash = keys.networkHash(ip);
+      const result = await store.activateSubscriber(details.id, 'resubscribe', networkHash, welcome);
+      if (result?.activated && welcome) outbox.wake();
+      if (result?.activated || result?.status === 'active') return 'resubscribed';
+      // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
+      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
+      if (queuesMail(decision, false)) outbox.wake();
+      return 'confirmation_sent';
+    },
+  };
+}

@@ -1,0 +1,152 @@
+// Issue 21: a confirmation or welcome e-mail promised while the provider is down survives a deploy
+// (SIGTERM) and a crash (SIGKILL) of the real server process, and arrives exactly once when the
+// provider is back. Double mode with WELCOME_EMAIL=on, against the Resend stand-in with its outage
+// switch, on PGlite and on PostgreSQL. The outbox's retry ceiling is shortened to 10 s (the
+// default 120 s keeps the same promise, "within 3 minutes", see outbox-worker.test.ts).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from './support/browser.ts';
+import { startFakeResend, type FakeMessage, type FakeResend } from './support/fake-resend.ts';
+import { freePort } from './support/ports.ts';
+import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { startServerProcess, type ServerProcess } from './support/server-process.ts';
+
+const THREE_MINUTES = 3 * 60_000;
+const READER = 'restart.reader@example.com';
+
+let browser: Browser;
+beforeAll(async () => {
+  if (chromiumAvailable) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const kinds = [
+  {
+    name: 'PGlite',
+    available: true,
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-outbox-'));
+      return { env: { DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    available: postgresUrl !== null,
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-outbox-'));
+      const db = await createTestDatabase();
+      return {
+        env: { DATA_DIR: dir, DATABASE_URL: db.url },
+        drop: async () => {
+          await db.drop();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
+
+const ofKind = (fake: FakeResend, kind: string) => fake.messages.filter((m) => m.to.includes(READER) && m.tags.some((t) => t.name === 'kind' && t.value === kind));
+
+async function arrival(fake: FakeResend, kind: string, withinMs: number): Promise<{ messages: FakeMessage[]; ms: number }> {
+  const since = Date.now();
+  while (ofKind(fake, kind).length === 0 && Date.now() - since < withinMs) await new Promise((resolve) => setTimeout(resolve, 200));
+  const ms = Date.now() - since;
+  // A second copy would come from a repeat: give every worker time for one more try.
+  await new Promise((resolve) => setTimeout(resolve, 12_000));
+  return { messages: ofKind(fake, kind), ms };
+}
+
+for (const kind of kinds) {
+  describe.skipIf(!chromiumAvailable || !kind.available)(`The outbox across SIGTERM and SIGKILL on ${kind.name}`, () => {
+    let fake: FakeResend;
+    let server: ServerProcess | null = null;
+    let env: Record<string, string>;
+    let drop: () => Promise<void>;
+    let base: string;
+
+    beforeAll(async () => {
+      fake = await startFakeResend();
+      const opened = await kind.open();
+      drop = opened.drop;
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      env = {
+        ...opened.env,
+        PORT: String(port),
+        SITE_URL: base,
+        DIGEST_CRON: 'off',
+        SIGNUP_CONFIRMATION: 'double',
+        WELCOME_EMAIL: 'on',
+        RESEND_API_KEY: 're_test_outbox',
+        RESEND_BASE_URL: fake.url,
+        MAIL_FROM: 'Launched Weekly <news@launched.test>',
+        UNSUBSCRIBE_SECRET: 'outbox-restart-secret-0123456789abcdef0123456789',
+        RATE_LIMIT_PER_MINUTE: '1000',
+        OUTBOX_POLL_SECONDS: '1',
+        OUTBOX_LEASE_SECONDS: '20',
+        OUTBOX_RETRY_MAX_SECONDS: '10',
+      };
+    }, 60_000);
+
+    afterAll(async () => {
+      await server?.stop('SIGKILL');
+      await fake?.close();
+      await drop?.();
+    });
+
+    /** A deploy and a crash while the provider is down: SIGTERM, start, SIGKILL, start. */
+    async function deployAndCrash() {
+      expect(await server!.stop('SIGTERM')).toBe(0);
+      server = await startServerProcess(env);
+      // Let the new process try (and fail) at least once before it dies.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await server.stop('SIGKILL');
+      server = await startServerProcess(env);
+    }
+
+    it('delivers the confirmation exactly once after a deploy and a crash during a provider outage', async () => {
+      fake.outage = true;
+      server = await startServerProcess(env);
+      const answer = await fetch(`${base}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify({ email: READER, source: '/' }) });
+      expect(answer.status).toBe(202);
+      await deployAndCrash();
+      expect(fake.requests.filter((r) => r.kind === 'outage').length).toBeGreaterThan(0);
+      expect(ofKind(fake, 'confirmation')).toHaveLength(0);
+
+      fake.outage = false;
+      const { messages, ms } = await arrival(fake, 'confirmation', THREE_MINUTES);
+      expect(messages).toHaveLength(1);
+      expect(ms).toBeLessThan(THREE_MINUTES);
+      expect(messages[0]!.idempotencyKey).toMatch(/^outbox\/\d+$/);
+    }, 600_000);
+
+    it('delivers the welcome exactly once after the button is pressed, across the same deploy and crash', async () => {
+      const [confirmation] = ofKind(fake, 'confirmation');
+      const link = /https?:\/\/[^\s"<>]+\/confirm\?token=[^\s"<>]+/.exec(confirmation!.text ?? '')?.[0];
+      expect(link).toBeDefined();
+      fake.outage = true;
+      const page = await browser.newPage();
+      try {
+        await page.goto(link!);
+        await page.getByRole('button', { name: 'Confirm my subscription' }).click();
+        await page.getByRole('heading', { name: 'You are subscribed' }).waitFor();
+      } finally {
+        await page.close();
+      }
+      await deployAndCrash();
+      expect(ofKind(fake, 'welcome')).toHaveLength(0);
+
+      fake.outage = false;
+      const { messages, ms } = await arrival(fake, 'welcome', THREE_MINUTES);
+      expect(messages).toHaveLength(1);
+      expect(ms).toBeLessThan(THREE_MINUTES);
+      expect(ofKind(fake, 'confirmation')).toHaveLength(1);
+    }, 600_000);
+  });
+}

@@ -1,0 +1,68 @@
+// The real server as a child process (`node --import tsx bin/server.ts`), for tests that stop it
+// the way a deploy or a crash does (SIGTERM, SIGKILL) and start it again on the same data.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const ROOT = new URL('../..', import.meta.url);
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves once its output matches; rejects on timeout or exit. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Sends the signal and resolves with the exit code once it has exited. */
+  stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
+}
+
+export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        child.stderr!.off('data', check);
+      };
+      const check = () => {
+        if (pattern.test(output)) {
+          done();
+          resolve();
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`));
+      }, timeoutMs);
+      child.stdout!.on('data', check);
+      child.stderr!.on('data', check);
+      void exited.then(() => {
+        if (!pattern.test(output)) {
+          done();
+          reject(new Error(`server exited before ${pattern}:\n${output}`));
+        }
+      });
+      check();
+    });
+
+  const started: ServerProcess = {
+    child,
+    output: () => output,
+    waitFor,
+    async stop(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  // Generous: tsx and the embedded database start slowly on a busy two-core machine.
+  await waitFor(/Launched Weekly on http:/, readyTimeoutMs);
+  return started;
+}
