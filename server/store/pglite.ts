@@ -121,7 +121,8 @@ export function migrationsDigest(migrations: readonly Migration[]): string {
 
 export const seedPath = (migrations: readonly Migration[]) => join(SEED_DIR, `seed-${migrationsDigest(migrations)}.tar.gz`);
 
-async function seedFor(dbPath: string, migrations: readonly Migration[]): Promise<Blob | undefined> {
+/** The image a database at `dbPath` is to start from: none when it exists already or no image matches `migrations`. */
+export async function seedFor(dbPath: string, migrations: readonly Migration[]): Promise<Blob | undefined> {
   if (existsSync(join(dbPath, 'PG_VERSION'))) return undefined;
   const image = await readFile(seedPath(migrations)).catch(() => null);
   return image ? new Blob([image]) : undefined;
