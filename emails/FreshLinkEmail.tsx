@@ -2,9 +2,8 @@
 // button that opens the page where the owner does it. The link works once, for one hour; the page,
 // not the link, acts (a POST from its button), because mail scanners open every link in a message.
 import { site } from '../content/site.ts';
-import { Footer, SiteLink } from './kit/Footer.tsx';
-import { Brand, EmailFrame } from './kit/Frame.tsx';
-import { messageStyles as styles } from './kit/styles.ts';
+import { ButtonMessage } from './kit/ButtonMessage.tsx';
+import { SiteLink } from './kit/Footer.tsx';
 
 export type FreshLinkPurpose = 'download' | 'delete' | 'resubscribe';
 
@@ -36,17 +35,13 @@ export const freshLinkEmailText = {
 
 export function FreshLinkEmail({ purpose, linkUrl, siteUrl, validMinutes }: FreshLinkEmailProps) {
   return (
-    <EmailFrame width="560px">
-      <Brand />
-      <h1 style={styles.heading}>{freshLinkEmailText.heading[purpose]}</h1>
-      <p style={styles.text}>{freshLinkEmailText.body[purpose]}</p>
-      <a href={linkUrl} style={styles.button}>
-        {freshLinkEmailText.button[purpose]}
-      </a>
-      <Footer marginTop="24px">
-        {freshLinkEmailText.validity(validMinutes)} {freshLinkEmailText.notYou} <SiteLink siteUrl={siteUrl} />
-      </Footer>
-    </EmailFrame>
+    <ButtonMessage
+      heading={freshLinkEmailText.heading[purpose]}
+      body={freshLinkEmailText.body[purpose]}
+      button={{ href: linkUrl, label: freshLinkEmailText.button[purpose] }}
+    >
+      {freshLinkEmailText.validity(validMinutes)} {freshLinkEmailText.notYou} <SiteLink siteUrl={siteUrl} />
+    </ButtonMessage>
   );
 }
 
