@@ -22,6 +22,7 @@ import { startFakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
 import { freePort } from '../tests/support/ports.ts';
 import { recordResults } from './support/results.ts';
+import { startFlags } from './support/start-flags.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = 'dist/bin/server.js';
@@ -34,15 +35,7 @@ const MiB = 2 ** 20;
 const FIRST_PAGE = '/weekly-recap-july-14';
 const STORES = (process.env.BENCH_RUNTIME_STORES ?? 'PostgreSQL,PGlite').split(',');
 
-/** The node flags `npm start` runs the server with (package.json), so the bench measures that. */
-function startFlags(): string[] {
-  if (process.env.BENCH_RUNTIME_NODE_FLAGS !== undefined) return process.env.BENCH_RUNTIME_NODE_FLAGS.split(' ').filter(Boolean);
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
-  const command = new RegExp(`node ((?:--\\S+ )*)${SERVER.replaceAll('.', '\\.')}`).exec(start);
-  if (!command) throw new Error(`package.json's start script does not run node … ${SERVER}: ${start}`);
-  return command[1]!.split(' ').filter(Boolean);
-}
-const NODE_FLAGS = startFlags();
+const NODE_FLAGS = startFlags(process.env.BENCH_RUNTIME_NODE_FLAGS);
 
 // Loaded into the measured server only for the load run (never for the timed starts): answers
 // 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).

@@ -1,20 +1,33 @@
 // SSR path vs express.static for the same recap page, from the same server process.
 //   npm run bench -- ssr          (or: node --import tsx bench/ssr-vs-static.ts)
-// autocannon, 50 connections, alternating rounds; reports the median requests/s of each and the
-// ratio. Goal (issue 7): SSR ≥ 0.8 × static.
+// autocannon, 50 connections, alternating rounds; reports the median requests/s and p99 of each,
+// their ratios, and the server's RSS at the end. The server runs with `npm start`'s node flags.
+// Goals (issue 23): SSR ≥ 1.0 × static, SSR p99 ≤ 1.2 × static p99.
+// Knobs: BENCH_ROUNDS, BENCH_SECONDS, BENCH_SSR_NODE_FLAGS (instead of the start script's),
+// BENCH_SSR_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { recordResults } from './support/results.ts';
+import { startFlags } from './support/start-flags.ts';
 
 const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
+const NODE_FLAGS = startFlags(process.env.BENCH_SSR_NODE_FLAGS);
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function startServer(): Promise<{ port: number; page: string; bytes: number; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/bench-server.ts', import.meta.url).pathname], {
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) / 1024;
+}
+
+async function startServer(): Promise<{ port: number; page: string; bytes: number; rss: () => Promise<number>; stop: () => void }> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', new URL('./support/bench-server.ts', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -22,7 +35,7 @@ async function startServer(): Promise<{ port: number; page: string; bytes: numbe
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
-  return { ...(JSON.parse(line) as { port: number; page: string; bytes: number }), stop: () => child.kill('SIGTERM') };
+  return { ...(JSON.parse(line) as { port: number; page: string; bytes: number }), rss: () => rssMiB(child.pid!), stop: () => child.kill('SIGTERM') };
 }
 
 async function load(url: string): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
@@ -41,6 +54,8 @@ export async function runSsrVsStatic(): Promise<{ ratio: number }> {
     await autocannon({ url: staticUrl, connections: CONNECTIONS, duration: 2 });
     const ssr: number[] = [];
     const stat: number[] = [];
+    const ssrP99: number[] = [];
+    const statP99: number[] = [];
     const rows: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const a = await load(ssrUrl);
@@ -48,21 +63,23 @@ export async function runSsrVsStatic(): Promise<{ ratio: number }> {
       if (a.errors + a.non2xx + b.errors + b.non2xx > 0) throw new Error(`errors during round ${round}: ${JSON.stringify({ a, b })}`);
       ssr.push(a.rps);
       stat.push(b.rps);
+      ssrP99.push(a.p99);
+      statP99.push(b.p99);
       rows.push(`| ${round} | ${a.rps.toFixed(0)} | ${a.p99} | ${b.rps.toFixed(0)} | ${b.p99} | ${(a.rps / b.rps).toFixed(2)} |`);
       console.error(`round ${round}/${ROUNDS}: SSR ${a.rps.toFixed(0)} req/s, static ${b.rps.toFixed(0)} req/s`);
     }
     const ratio = median(ssr) / median(stat);
-    await recordResults(
-      'SSR path vs express.static (same recap page, same process)',
-      'npm run bench -- ssr',
-      `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store.
+    const p99Ratio = median(ssrP99) / median(statP99);
+    const rss = await server.rss();
+    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s flags). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
 
 | round | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
-**Median: SSR ${median(ssr).toFixed(0)} req/s, static ${median(stat).toFixed(0)} req/s, ratio ${ratio.toFixed(2)}** (goal ≥ 0.80).`,
-    );
+**Median: SSR ${median(ssr).toFixed(0)} req/s, static ${median(stat).toFixed(0)} req/s, ratio ${ratio.toFixed(2)}** (goal ≥ 1.0); **p99 SSR ${median(ssrP99)} ms, static ${median(statP99)} ms, ratio ${p99Ratio.toFixed(2)}** (goal ≤ 1.2). Server RSS at the end: ${rss.toFixed(0)} MiB.`;
+    if (process.env.BENCH_SSR_PRINT_ONLY) console.log(body);
+    else await recordResults('SSR path vs express.static (same recap page, same process)', 'npm run bench -- ssr', body);
     return { ratio };
   } finally {
     server.stop();

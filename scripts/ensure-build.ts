@@ -23,9 +23,11 @@ const SOURCES = [
   'package-lock.json',
   'scripts/share-images.ts',
   'scripts/build-node.ts',
+  'scripts/pglite-seed.ts',
+  'supabase/migrations',
 ];
 // The last file each build step writes: a step that failed leaves its output older or missing.
-const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js', 'dist/client/share/site.png', 'dist/bin/server.js'];
+const OUTPUTS = ['dist/client/index.html', 'dist/server/entry-server.js', 'dist/client/share/site.png', 'dist/bin/server.js', 'dist/pglite'];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);

@@ -42,6 +42,19 @@ for (const kind of kinds) {
 
     const idOf = async (email: string) => (await store.findSubscriberByEmail(email))!.id;
 
+    it("forgets the mailbox's confirmation throttle of an address it deletes, and keeps a complainer's", async () => {
+      const throttles = async () => (await sql.query<{ mailbox_hash: string }>('select mailbox_hash from public.mailbox_confirmations order by 1')).rows.map((row) => row.mailbox_hash);
+      for (const [email, hash] of [['waiting@example.org', 'mailbox-waiting'], ['grumpy@example.org', 'mailbox-grumpy']] as const) {
+        await store.signUp({ email, source: '/', mode: 'double', networkHash: null, addressHashes: [hash] });
+      }
+      expect(await throttles()).toEqual(['mailbox-grumpy', 'mailbox-waiting']);
+      await store.removeSubscriber(await idOf('grumpy@example.org'), 'complained');
+
+      expect(await store.deleteSubscriber(await idOf('waiting@example.org'), 'mailbox-waiting')).toBe('pending');
+      expect(await store.deleteSubscriber(await idOf('grumpy@example.org'), 'mailbox-grumpy')).toBe('complained');
+      expect(await throttles()).toEqual(['mailbox-grumpy']);
+    });
+
     it('a batch settled after the delete writes no ledger row for the deleted id, and nothing names it', async () => {
       for (const email of ['gone@example.org', 'kept@example.org']) await addSignup(store, email, '/');
       const [gone, kept] = [await idOf('gone@example.org'), await idOf('kept@example.org')];

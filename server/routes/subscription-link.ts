@@ -8,7 +8,7 @@ import { createElement as h } from 'react';
 import { site } from '../../content/site.ts';
 import { maskEmail, verifyFreshLinkToken, FRESH_LINK_MINUTES, type FreshLink, type LinkPurpose } from '../link-tokens.ts';
 import type { LinkState } from '../store/subscriber-links.ts';
-import { dataExport, expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-page.ts';
+import { dataExport, expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
 
 export const freshLinkText = {
   title: { download: 'Download your data', delete: 'Delete your data', resubscribe: 'Subscribe again' } satisfies Record<LinkPurpose, string>,

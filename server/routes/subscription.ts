@@ -8,7 +8,7 @@ import { createElement as h } from 'react';
 import type { SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 import { freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
-import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-page.ts';
+import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
 
 const ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -21,6 +21,7 @@ function actionsFor(status: SubscriberStatus): Action[] {
   const change: Action[] = status === 'active' ? ['unsubscribe'] : status === 'pending' ? ['unsubscribe', 'resubscribe'] : ['resubscribe'];
   return [...change, 'download', 'delete'];
 }
+
 
 export function subscriptionRouter(options: SubscriptionOptions): Router {
   const { store, secret, previousSecrets = [], siteUrl, logger } = options;
@@ -86,6 +87,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
 
   return router;
 }
+
 
 /**
  * The buttons of the footer link's page. Unsubscribing acts at once; downloading, deleting and

@@ -2,10 +2,13 @@
 // lock of its own, and two processes on one data directory silently lose writes, so this module
 // takes an owner lock file first and refuses to open a directory another live process owns.
 import { PGlite } from '@electric-sql/pglite';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { migrate } from './migrate.ts';
+import { fileURLToPath } from 'node:url';
+import { loadMigrations, migrate, type Migration } from './migrate.ts';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.ts';
 import { sqlStore } from './sql-store.ts';
 import { StoreLockedError, type Store } from './types.ts';
@@ -99,26 +102,63 @@ class PGliteClient implements SqlClient {
  */
 const SMALL_HOST_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
+/**
+ * A new database starts from an image of one already created and migrated, made by the build
+ * (`scripts/pglite-seed.ts`, `npm run build`'s last step): PostgreSQL's initdb inside WebAssembly
+ * and the first migration take seconds; unpacking the image takes a fraction of that. The image is
+ * used only when it was made from exactly the migrations in supabase/migrations (their digest is
+ * its name), so an edited or added migration never leaves a new database behind; without a
+ * matching image, PGlite runs initdb as before. `migrate` runs afterwards either way.
+ */
+export const SEED_DIR = fileURLToPath(new URL('../../dist/pglite/', import.meta.url));
+
+/** The digest of the migrations an image holds: their versions, names and SQL, in order. */
+export function migrationsDigest(migrations: readonly Migration[]): string {
+  const hash = createHash('sha256');
+  for (const migration of migrations) hash.update(`${migration.version}\0${migration.name}\0${migration.sql}\0`);
+  return hash.digest('hex').slice(0, 16);
+}
+
+export const seedPath = (migrations: readonly Migration[]) => join(SEED_DIR, `seed-${migrationsDigest(migrations)}.tar.gz`);
+
+/** The image a database at `dbPath` is to start from: none when it exists already or no image matches `migrations`. */
+export async function seedFor(dbPath: string, migrations: readonly Migration[]): Promise<Blob | undefined> {
+  if (existsSync(join(dbPath, 'PG_VERSION'))) return undefined;
+  const image = await readFile(seedPath(migrations)).catch(() => null);
+  return image ? new Blob([image]) : undefined;
+}
+
+/** A new in-memory database with every migration applied, as a gzipped tarball of its data directory. */
+export async function createSeedImage(migrations: Migration[]): Promise<Uint8Array> {
+  const db = await PGlite.create();
+  try {
+    await migrate(new PGliteClient(db), migrations);
+    return new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer());
+  } finally {
+    await db.close();
+  }
+}
+
+async function openOnDisk(dataDir: string, migrations: readonly Migration[]): Promise<{ db: PGlite; releaseLock: () => Promise<void> }> {
+  await mkdir(dataDir, { recursive: true });
+  const dbPath = join(dataDir, 'db');
+  const releaseLock = await takeOwnerLock(join(dataDir, 'db.lock'), dbPath);
+  try {
+    const db = new PGlite(dbPath, { startParams: [...PGlite.defaultStartParams, ...SMALL_HOST_SETTINGS], loadDataDir: await seedFor(dbPath, migrations) });
+    await db.waitReady;
+    return { db, releaseLock };
+  } catch (error) {
+    await releaseLock();
+    throw error;
+  }
+}
+
 /** Opens (creating and migrating if needed) the embedded database; `dataDir` null = in memory. */
 export async function openPGliteStore(dataDir: string | null): Promise<Store> {
-  let releaseLock = async () => {};
-  let db: PGlite;
-  if (dataDir === null) {
-    db = new PGlite();
-  } else {
-    await mkdir(dataDir, { recursive: true });
-    const dbPath = join(dataDir, 'db');
-    releaseLock = await takeOwnerLock(join(dataDir, 'db.lock'), dbPath);
-    try {
-      db = new PGlite(dbPath, { startParams: [...PGlite.defaultStartParams, ...SMALL_HOST_SETTINGS] });
-      await db.waitReady;
-    } catch (error) {
-      await releaseLock();
-      throw error;
-    }
-  }
+  const migrations = await loadMigrations();
+  const { db, releaseLock } = dataDir === null ? { db: new PGlite(), releaseLock: async () => {} } : await openOnDisk(dataDir, migrations);
   const client = new PGliteClient(db);
-  await migrate(client);
+  await migrate(client, migrations);
   return sqlStore('pglite', {
     query: (sql, params) => client.query(sql, params),
     exec: (sql) => client.exec(sql),

@@ -1,6 +1,6 @@
-// What the footer link's page (routes/subscription.ts) and its fresh links (routes/subscription-link.ts)
-// share: their options, texts, the "download my data" file, and how their pages are sent. Kept
-// below both routes, so neither route imports the other.
+// The pages behind an e-mail's footer link and the fresh links it mails: their texts, the "download
+// my data" file, and how such a page is sent (no caches, no index). Shared by the two routers in
+// server/routes/subscription.ts and subscription-link.ts, which do not import each other.
 import type { Response } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { recapSummaries } from '../content/index.ts';
