@@ -30,6 +30,13 @@ module.exports = {
       to: { path: '^jobs/' },
     },
     {
+      name: 'routes-not-into-routes',
+      severity: 'error',
+      comment: 'A route does not import another route: what two routes share lives below them (server/signup.ts for signups, server/small-page.ts for the small pages).',
+      from: { path: '^server/routes/([^/]+)\\.tsx?$', pathNot: TEST },
+      to: { path: '^server/routes/', pathNot: '^server/routes/$1\\.tsx?$' },
+    },
+    {
       name: 'emails-not-into-server-or-jobs',
       severity: 'error',
       comment: 'emails/ renders templates from content/; the server and the jobs call it, not the other way round.',

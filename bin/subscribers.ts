@@ -13,7 +13,9 @@ import { emailProblem } from '../content/email-address.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { canonicalAddress } from '../server/mailbox-key.ts';
 import { openStore } from '../server/store/index.ts';
-import { StoreLockedError, StoreUnavailableError, type RemovalReason, type Store, type SubscribersCliStore } from '../server/store/types.ts';
+import type { ImportState } from '../server/store/subscriber-import.ts';
+import { StoreLockedError, StoreUnavailableError, type Store, type SubscribersCliStore } from '../server/store/types.ts';
+import { IMPORT_CHUNK_SIZE, importSubscriberRows, type ImportFileRow } from '../server/subscriber-import.ts';
 import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
@@ -24,22 +26,22 @@ Commands:
                       output; status is active, pending, unsubscribed, bounced or complained
   import FILE         add the addresses in a CSV file whose header row has an email column
                       ("email", "email address" or "e-mail", in any case; other columns are ignored).
-                      Addresses already on the list are left as they are, and an import never
+                      Addresses already on the list keep their state (unless the file says
+                      they unsubscribed, bounced or complained), and an import never
                       reactivates a suppressed address: someone who unsubscribed, bounced or
                       complained (or whose data was deleted after a bounce or complaint) is not
                       signed up again. A status column (as in an export: unsubscribed, bounced,
                       complained, pending, or "left") is kept, so export then import round-trips.
-                      Sends no e-mail. Safe to run twice.
+                      Each row reaches its final state in one statement, ${IMPORT_CHUNK_SIZE} rows per
+                      transaction: an interrupted import leaves everyone as they were or as the
+                      file says, and running it again finishes it. Sends no e-mail.
 
 The store is the one the server uses: DATABASE_URL, the SUPABASE_* variables, or the embedded
 database in DATA_DIR (stop the server first: only one process may open it).`;
 
 const PAGE_SIZE = 1000;
-// Requests in flight during an import; enough to hide a remote store's round trips.
-const IMPORT_CONCURRENCY = 8;
 const EMAIL_HEADERS = new Set(['email', 'email address', 'e-mail', 'e-mail address', 'email_address']);
 // What a status (or reason) cell may say, and the state it stands for. "left" is older exports'.
-type ImportState = 'active' | 'pending' | RemovalReason;
 const IMPORT_STATES: Record<string, ImportState> = {
   active: 'active',
   pending: 'pending',
@@ -118,10 +120,8 @@ async function exportCsv(store: SubscribersCliStore, out: string | null) {
   process.stderr.write(`Exported ${totals.active + totals.left} subscribers (${totals.active} active, ${totals.left} left)${out ? ` to ${out}` : ''}.\n`);
 }
 
-interface ImportRow {
+interface ImportRow extends ImportFileRow {
   line: number;
-  email: string;
-  state: ImportState;
 }
 
 /** Reads the file, reporting unusable rows on stderr; returns the rows worth adding. */
@@ -168,37 +168,9 @@ async function readImportFile(file: string): Promise<{ rows: ImportRow[]; invali
 
 async function importCsv(store: SubscribersCliStore, keys: SubscriberKeys, file: string) {
   const { rows, invalid } = await readImportFile(file);
-  const totals = { added: 0, present: 0, leftAlone: 0, recordedLeft: 0 };
-  let next = 0;
-  const work = async () => {
-    while (next < rows.length) {
-      const row = rows[next++]!;
-      // Someone who left stays gone: an old list is not their consent to be mailed again.
-      const existing = await store.findSubscriberByEmail(row.email);
-      if (existing) {
-        if (existing.status === 'active' || existing.status === 'pending') totals.present++;
-        else totals.leftAlone++;
-        continue;
-      }
-      // The signup function applies the suppression list of deleted data; no e-mail is sent here.
-      const decision = await store.signUp({
-        email: row.email,
-        source: 'import',
-        mode: row.state === 'pending' ? 'double' : 'single',
-        networkHash: null,
-        addressHashes: await keys.addressHashes(row.email),
-      });
-      const added = await store.findSubscriber(decision.subscriberId);
-      if (decision.outcome === 'already_subscribed' || !added) totals.present++;
-      else if (added.status === 'bounced' || added.status === 'complained') totals.leftAlone++;
-      else if (row.state === 'active' || row.state === 'pending') totals.added++;
-      else {
-        await store.removeSubscriber(added.id, row.state);
-        totals.recordedLeft++;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: IMPORT_CONCURRENCY }, work));
+  const totals = await importSubscriberRows(store, keys, rows, {
+    onChunk: (done, total) => process.stderr.write(`${done} of ${total} rows imported\n`),
+  });
   process.stderr.write(
     `Imported ${file}: ${totals.added} added, ${totals.present} already present, ` +
       `${totals.leftAlone} left alone (unsubscribed, bounced or complained: an import never reactivates them), ` +

@@ -24,6 +24,7 @@ import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './routes/confirm.ts';
 import { subscriptionRouter } from './routes/subscription.ts';
+import { subscriptionLinkRouter } from './routes/subscription-link.ts';
 import { storedMailboxKey, subscriberKeys } from './subscriber-keys.ts';
 import { subscriberMail } from './subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
@@ -206,7 +207,9 @@ export function createApp(deps: AppDeps) {
     }),
   );
   app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
-  app.use(subscriptionRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, logger }));
+  const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
+  app.use(subscriptionRouter(subscription));
+  app.use(subscriptionLinkRouter(subscription));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.

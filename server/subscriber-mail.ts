@@ -1,10 +1,12 @@
 // The e-mails the outbox delivers besides the digest: the double opt-in confirmation, the optional
-// welcome, and the operator's notices. Each is composed from its outbox row alone, the same way
+// welcome, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
 // on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
 // the same idempotency key carries the same body and the provider never sends it twice.
 import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
 import { renderTransactional } from '../emails/render-transactional.ts';
+import { FreshLinkEmail, freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
+import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from './link-tokens.ts';
 import { recaps, type RecapSummary } from '../content/index.ts';
 import { isPublic } from '../content/publication.ts';
 import type { OutgoingMessage } from './mail/types.ts';
@@ -61,6 +63,16 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
     };
   }
 
+  /** A fresh link from its row's payload (purpose, version, nonce, expiry); null when the payload is not one. */
+  async function freshLink(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage | null> {
+    const { purpose, version, nonce, expires_at: expires } = row.payload as { purpose?: unknown; version?: unknown; nonce?: unknown; expires_at?: unknown };
+    if (!LINK_PURPOSES.includes(purpose as LinkPurpose) || typeof version !== 'number' || typeof nonce !== 'string' || typeof expires !== 'string') return null;
+    const link = { purpose: purpose as LinkPurpose, subscriberId: row.subscriberId!, version, nonce, expiresAt: new Date(expires) };
+    const linkUrl = freshLinkUrlFor(home, createFreshLinkToken(link, secret));
+    const rendered = await renderTransactional(FreshLinkEmail, { purpose: link.purpose, linkUrl, siteUrl: `${home}/`, validMinutes: FRESH_LINK_MINUTES }, freshLinkEmailText.subject[link.purpose]);
+    return { to: email, from, ...rendered, headers: {}, tags: { kind: `link-${link.purpose}` } };
+  }
+
   return async (row, from) => {
     if (row.kind === 'operator') {
       const { to, subject, text } = row.payload as { to?: unknown; subject?: unknown; text?: unknown };
@@ -69,6 +81,13 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
     }
     if (row.email === null || row.subscriberId === null) return { kind: 'cancel', reason: 'the subscriber was deleted before it went out' };
     if (row.kind === 'welcome' && row.status !== 'active') return { kind: 'cancel', reason: `the subscriber is ${row.status ?? 'gone'}, not active` };
+    if (row.kind === 'link') {
+      const message = await freshLink(row, row.email, from);
+      if (!message) return { kind: 'cancel', reason: 'a fresh link without purpose, version, nonce and expiry' };
+      // A link whose hour passed while it waited would only say it expired.
+      if (Date.parse(String(row.payload.expires_at)) <= Date.now()) return { kind: 'cancel', reason: 'the link expired before it went out' };
+      return { kind: 'send', message };
+    }
     return { kind: 'send', message: row.kind === 'confirm' ? await confirmation(row, row.email, from) : await welcome(row, row.email, from) };
   };
 }

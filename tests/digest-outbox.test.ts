@@ -217,4 +217,22 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
     expect(outcomes).toContainEqual(['test', '2025-07-14', 'test-sent', '1']);
     expect(outcomes[0]).toEqual(['manual', '2025-07-06', 'sent', String(ACTIVE - 1)]);
   });
+
+  it('delivers what the mail outbox holds when it runs alone: a notice and a confirmation promised while no server ran', async () => {
+    const store = await openPGliteStore(dataDir);
+    try {
+      await store.enqueueMail('operator', null, { to: 'notices@example.com', subject: '[Launched Weekly] waiting', text: 'Queued while the server was down.' });
+      expect((await store.signUp({ email: 'late.reader@example.com', source: '/', mode: 'double', networkHash: null, addressHashes: [] })).outcome).toBe('send_confirmation');
+    } finally {
+      await store.close();
+    }
+    const result = await runCli([]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/outbox: operator #\d+ sent/);
+    const files = await outbox();
+    expect(files.filter((f) => f.headers.to === 'notices@example.com').map((f) => f.headers.subject)).toEqual(['[Launched Weekly] waiting']);
+    expect(files.filter((f) => f.headers.to === 'late.reader@example.com').map((f) => f.headers.subject)).toEqual(['Confirm your subscription to Launched Weekly']);
+    const history = await runCli(['--history']);
+    expect(history.stdout).toMatch(/^Mail outbox \(confirmations, welcomes, notices\), last 7 days: 0 queued · 0 retrying · 0 failed · 2 sent$/m);
+  });
 });

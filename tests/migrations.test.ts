@@ -128,6 +128,7 @@ for (const kind of kinds) {
           { relname: 'mailbox_confirmations', relrowsecurity: true },
           { relname: 'server_notices', relrowsecurity: true },
           { relname: 'signup_rate_limits', relrowsecurity: true },
+          { relname: 'subscriber_link_uses', relrowsecurity: true },
           { relname: 'subscriber_state_history', relrowsecurity: true },
           { relname: 'subscriber_suppressions', relrowsecurity: true },
         ]);
@@ -139,6 +140,7 @@ for (const kind of kinds) {
           'claim_welcome',
           'count_subscribers',
           'delete_subscriber',
+          'delete_subscriber_by_link',
           'digest_batch',
           'digest_content',
           'digest_count_deliveries',
@@ -154,7 +156,10 @@ for (const kind of kinds) {
           'digest_start_run',
           'digest_undelivered',
           'digest_write_batch',
+          'email_signups_bump_link_version',
           'email_signups_normalise_email',
+          'forget_deleted_subscribers',
+          'import_subscribers',
           'list_subscribers',
           'mailbox_hash_key',
           'mark_subscriber_left',
@@ -169,6 +174,8 @@ for (const kind of kinds) {
           'release_confirmation',
           'release_digest_lock',
           'report_snapshot',
+          'request_subscriber_link',
+          'scrub_failure',
           'server_notice_clear',
           'server_notice_record',
           'server_notices',
@@ -183,7 +190,10 @@ for (const kind of kinds) {
           'subscriber_by_id',
           'subscriber_details',
           'subscriber_json',
+          'subscriber_link_state',
+          'subscriber_link_target',
           'subscriber_state_of',
+          'use_subscriber_link',
         ]);
       } finally {
         await drop();
@@ -221,6 +231,7 @@ for (const kind of kinds) {
           'confirmation_sent_at',
           'welcomed_at',
           'status',
+          'link_version',
         ]);
         const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
         expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);

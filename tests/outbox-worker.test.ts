@@ -123,6 +123,18 @@ for (const backend of storeBackends) {
       expect(to('late@example.com', 'confirmation')).toHaveLength(1);
     });
 
+    it('gives back the mailbox’s throttle too, so another spelling of the same mailbox can be confirmed after a failure', async () => {
+      const mailbox = ['mailbox-hash-of-late-two'];
+      const first = await store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
+      expect(first.outcome).toBe('send_confirmation');
+      // Another spelling of the same mailbox is throttled while the first one's confirmation is owed.
+      expect((await store.signUp({ ...double('late.two+news@example.com'), addressHashes: mailbox })).outcome).toBe('nothing_to_send');
+      await worker(() => Date.now() + OUTBOX_MAX_AGE_MS).deliverDue();
+      expect(to('late.two@example.com', 'confirmation')).toEqual([]);
+      const again = await store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
+      expect(again).toEqual({ subscriberId: first.subscriberId, outcome: 'send_confirmation' });
+    });
+
     it('queues a welcome with the activation that makes it due, once ever, and never for a subscriber deleted since', async () => {
       const { subscriberId } = await store.signUp(double('welcome@example.com'));
       await worker().deliverDue();

@@ -187,11 +187,11 @@ describe('POST /unsubscribe', () => {
     expect(await isActive(reader.id)).toBe(true);
   });
 
-  it('answers 200 "nothing to do" for a valid link whose subscriber does not exist', async () => {
+  it('answers 410 "this link has expired" for a valid link whose subscriber does not exist (deleted or pruned)', async () => {
     const token = createUnsubscribeToken('00000000-0000-4000-8000-000000000000', SECRET);
     for (const response of [await oneClick(token), await page(token)]) {
-      expect(response.status).toBe(200);
-      expect(await response.text()).toContain('<h1>Nothing to do</h1>');
+      expect(response.status).toBe(410);
+      expect(await response.text()).toContain('<h1>This link has expired</h1>');
     }
   });
 

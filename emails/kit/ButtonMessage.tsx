@@ -1,4 +1,4 @@
-// A one-button message (the confirmation, the welcome): brand line, heading, one paragraph, the
+// A one-button message (the confirmation, the welcome, a fresh link): brand line, heading, one paragraph, the
 // button, and the small print the template passes as children.
 import type { ReactNode } from 'react';
 import { Footer } from './Footer.tsx';

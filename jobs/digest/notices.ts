@@ -16,6 +16,8 @@ export interface NoticeContext {
   nextTry: Date | null;
   /** When the schedule fires next. */
   nextRun: Date | null;
+  /** Whether this run's stop was already told (a notice per stop, not per failed try). */
+  stopNoticed: boolean;
 }
 
 export interface Notice {
@@ -50,11 +52,15 @@ async function figures(store: DigestStore, report: DigestReport): Promise<string
   return lines;
 }
 
-/** Which notice a run deserves, if any. */
+/**
+ * Which notice a run deserves, if any. Not one for another replica's lease in the way (that
+ * replica tells its own run), nor for a try that stopped again after the stop was told, nor for
+ * a resumed try that only found the recap sent by someone else.
+ */
 export async function noticeFor(store: DigestStore, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
   const recap = report.recap ? `the ${report.recap.date} recap` : 'the weekly digest';
-  // A resumed try that stopped again: the first stop's notice said it will keep trying.
-  if (context.nextTry && context.attempt > 0) return null;
+  if (context.nextTry && (report.outcome === 'locked' || context.stopNoticed)) return null;
+  if (!context.nextTry && context.attempt > 0 && !context.stopNoticed && report.outcome === 'already-sent') return null;
   const body = await figures(store, report);
   const next = `Next scheduled run: ${when(context.nextRun)}.`;
   if (context.nextTry) {
@@ -63,7 +69,7 @@ export async function noticeFor(store: DigestStore, report: DigestReport, contex
       text: [`The scheduled run of ${recap} stopped at ${when(new Date())}.`, `Why: ${report.message}`, `It is tried again at ${when(context.nextTry)} and then with growing pauses (up to 30 minutes) until it is done or the recap is no longer fresh; nothing to do unless this repeats.`, '', ...body, '', next].join('\n'),
     };
   }
-  if (context.attempt > 0) {
+  if (context.attempt > 0 || context.stopNoticed) {
     return {
       subject: `${NOTICE_SUBJECT_PREFIX} Resumed and finished: ${recap}, ${report.outcome}`,
       text: [`The scheduled run of ${recap} was resumed (try ${context.attempt}) and finished: ${report.message}`, '', ...body, '', next].join('\n'),

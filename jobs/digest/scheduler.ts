@@ -59,13 +59,17 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   const stopping = new AbortController();
   let running: Promise<DigestReport | null> | null = null;
   let nextResume: Date | null = null;
+  /** Whether the operator was told of the current stop (reset when the schedule fires anew). */
+  let stopNoticed = false;
 
   /** After each run: the next try if it stopped, and the operator's notice. */
   const afterRun = async (report: DigestReport, attempt: number) => {
     nextResume = stopping.signal.aborted ? null : resumer.afterRun(report, attempt);
     if (nextResume) logger.warn(`Weekly digest: trying again at ${nextResume.toISOString()} (try ${attempt + 1}), with no command needed`);
-    const notice = await noticeFor(store, report, { attempt, nextTry: nextResume, nextRun: task.getNextRun() });
+    const notice = await noticeFor(store, report, { attempt, nextTry: nextResume, nextRun: task.getNextRun(), stopNoticed });
     if (notice) await sendNotice(store, options.operatorEmail, notice, log);
+    if (notice && nextResume) stopNoticed = true;
+    if (!nextResume) stopNoticed = false;
   };
 
   /**
@@ -75,7 +79,10 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   const run = (attempt: number, scheduledFor?: Date): Promise<DigestReport | null> => {
     if (stopping.signal.aborted) return Promise.resolve(null);
     if (running) return running;
-    if (attempt === 0) resumer.cancel();
+    if (attempt === 0) {
+      resumer.cancel();
+      stopNoticed = false;
+    }
     nextResume = null;
     running = (async () => {
       try {

@@ -78,7 +78,9 @@ export function confirmRouter(options: ConfirmOptions): Router {
     check.reason === 'expired'
       ? show(res, 410, confirmText.expiredTitle, [h('p', null, confirmText.expiredBody), signupForm()])
       : show(res, 400, confirmText.invalidTitle, [h('p', null, confirmText.invalidBody), signupForm()]);
-  const gone = (res: Response) => show(res, 200, confirmText.goneTitle, [h('p', null, confirmText.goneBody), signupForm()]);
+  // A deleted (or pruned) subscriber's link has expired, like every other link for its id (410);
+  // one whose signup changed since (unsubscribed) is merely spent.
+  const gone = (res: Response, deleted = false) => show(res, deleted ? 410 : 200, confirmText.goneTitle, [h('p', null, confirmText.goneBody), signupForm()]);
   const unavailable = (res: Response, error: unknown) => {
     logger.error({ err: error }, 'confirmation could not reach the store');
     show(res, 503, confirmText.unavailableTitle, [h('p', null, confirmText.unavailableBody)]);
@@ -90,7 +92,7 @@ export function confirmRouter(options: ConfirmOptions): Router {
     if (!checked.ok) return badLink(res, checked);
     try {
       const subscriber = await store.findSubscriber(checked.subscriberId);
-      if (!subscriber) return gone(res);
+      if (!subscriber) return gone(res, true);
       if (subscriber.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(subscriber.email))]);
       if (subscriber.status === 'unsubscribed') return gone(res);
       return show(res, 200, confirmText.askTitle, [
@@ -108,7 +110,7 @@ export function confirmRouter(options: ConfirmOptions): Router {
     try {
       // With WELCOME_EMAIL=on, the welcome is queued in the same transaction.
       const result = await signup.confirm(checked.subscriberId, req.ip);
-      if (!result) return gone(res);
+      if (!result) return gone(res, true);
       if (result.activated) {
         logger.info({ subscriber: checked.subscriberId }, 'subscription confirmed');
         return show(res, 200, confirmText.doneTitle, [h('p', null, confirmText.doneBody(result.email))]);

@@ -9,7 +9,7 @@ import { normalizeEmail } from '../../content/email-address.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { RemovalReason, SiteStore } from '../store/types.ts';
-import { recordEmailEvent } from './record-email-event.ts';
+import { recordEmailEvent } from '../record-email-event.ts';
 
 export interface ResendWebhookOptions {
   store: SiteStore;

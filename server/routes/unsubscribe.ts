@@ -3,8 +3,9 @@
 // or a mail client's RFC 8058 one-click request (body `List-Unsubscribe=One-Click`), both with the
 // signed token in the query string. Answers are short, complete HTML pages, never redirects.
 //
-// A valid token whose subscriber no longer exists answers 200 "nothing to do": the outcome the
-// reader wants (no more e-mail) already holds, and one-click senders treat any 2xx as done.
+// A valid token whose subscriber no longer exists (deleted at their request, or an unconfirmed
+// signup pruned) answers 410 "this link has expired": every link made for a deleted id says so,
+// and the outcome the reader wants (no more e-mail) already holds.
 import express, { type Request, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
@@ -32,8 +33,8 @@ export const unsubscribeText = {
   alreadyBody: (email: string) => `${email} is not on the list and gets no e-mail from ${site.name}.`,
   resubscribeLead: 'Changed your mind?',
   resubscribeButton: 'Subscribe again',
-  unknownTitle: 'Nothing to do',
-  unknownBody: 'The address this link was made for is not on our list, so it gets no e-mail from us.',
+  expiredTitle: 'This link has expired',
+  expiredBody: 'The address it was made for is no longer on our list, so it gets no e-mail from us, and we keep nothing about it.',
   invalidTitle: 'This unsubscribe link is not valid',
   invalidBody:
     'It may have been cut short or changed on its way here. Use the Unsubscribe link at the bottom of one of our e-mails, or write to us and we will take you off the list.',
@@ -61,7 +62,7 @@ const invalidPage = (home: string) =>
     children: h('p', null, unsubscribeText.invalidBody, ' ', h('a', { href: `mailto:${site.contactEmail}` }, site.contactEmail)),
   });
 
-const unknownPage = (home: string) => page({ title: unsubscribeText.unknownTitle, home, children: h('p', null, unsubscribeText.unknownBody) });
+const expiredPage = (home: string) => page({ title: unsubscribeText.expiredTitle, home, children: h('p', null, unsubscribeText.expiredBody) });
 
 const unavailablePage = (home: string) => page({ title: unsubscribeText.unavailableTitle, home, children: h('p', null, unsubscribeText.unavailableBody) });
 
@@ -79,7 +80,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
     if (!id) return send(res, 400, invalidPage(home));
     try {
       const subscriber = await store.findSubscriber(id);
-      if (!subscriber) return send(res, 200, unknownPage(home));
+      if (!subscriber) return send(res, 410, expiredPage(home));
       if (!subscriber.active) {
         return send(
           res,
@@ -119,7 +120,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
     try {
       const removed = await store.removeSubscriber(id, 'unsubscribed');
       const subscriber = removed ? await store.findSubscriber(id) : null;
-      if (!subscriber) return send(res, 200, unknownPage(home));
+      if (!subscriber) return send(res, 410, expiredPage(home));
       logger.info({ subscriber: id }, 'unsubscribed');
       return send(
         res,

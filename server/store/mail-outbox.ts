@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import type { CallFunction } from './call-function.ts';
 
-export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator'] as const;
+// 'link': a fresh one-use link (server/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
+export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator', 'link'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 /** An operator notice's content; confirmations and welcomes are rendered from the subscriber. */

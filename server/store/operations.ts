@@ -10,6 +10,8 @@ import { pendingSignupStore } from './pending-signups.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
 import { serverNoticeStore } from './server-notices.ts';
 import { reportStore } from './report-types.ts';
+import { subscriberImportStore } from './subscriber-import.ts';
+import { subscriberLinkStore } from './subscriber-links.ts';
 import { subscriberStore } from './subscribers.ts';
 import type { Store, StoreTransport } from './types.ts';
 
@@ -35,6 +37,8 @@ export function storeOver({ call, batchSignups, backend, checkReady, close }: Ba
     ...reportStore(call),
     ...serverNoticeStore(call),
     ...mailOutboxStore(call),
+    ...subscriberLinkStore(call),
+    ...subscriberImportStore(call),
   };
   functionsOf.set(store, call);
   return store;

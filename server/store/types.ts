@@ -7,6 +7,8 @@ export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts
 import type { ReportStore } from './report-types.ts';
 import type { MailOutboxStore } from './mail-outbox.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
+import type { SubscriberImportStore } from './subscriber-import.ts';
+import type { SubscriberLinkStore } from './subscriber-links.ts';
 
 export type RemovalReason = 'unsubscribed' | 'bounced' | 'complained';
 
@@ -285,7 +287,9 @@ export interface Store
     RateLimitCounters,
     ReportStore,
     MailOutboxStore,
-    ServerNoticeStore {}
+    ServerNoticeStore,
+    SubscriberLinkStore,
+    SubscriberImportStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -306,7 +310,8 @@ export type SiteStore = Pick<
   | 'recordServerNotice'
   | 'clearServerNotice'
 > &
-  RateLimitCounters;
+  RateLimitCounters &
+  SubscriberLinkStore;
 
 /**
  * The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, a few
@@ -323,7 +328,7 @@ export type DigestStore = DigestBatchStore &
 export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
-export type SubscribersCliStore = Pick<Store, 'signUp' | 'mailboxHashKey' | 'removeSubscriber' | 'listAllSubscribers' | 'findSubscriber' | 'findSubscriberByEmail' | 'countSubscribers'>;
+export type SubscribersCliStore = Pick<Store, 'mailboxHashKey' | 'listAllSubscribers' | 'countSubscribers' | 'importSubscribers'>;
 
 /** The store cannot be reached or answered with a failure that is not the caller's fault. */
 export class StoreUnavailableError extends Error {

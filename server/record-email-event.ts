@@ -3,7 +3,7 @@
 // subscriber by id. The address itself is not stored again. Parsed apart from the route's own
 // schema, which only needs what decides a removal.
 import { z } from 'zod';
-import type { SiteStore } from '../store/types.ts';
+import type { SiteStore } from './store/types.ts';
 
 const recordedSchema = z.object({
   type: z.string().min(1).max(100),
