@@ -5,6 +5,7 @@
 // - signups: 20,000 concurrent single-mode signups (store.signUp, the batched path the API uses) with the
 //   statement-level trigger on, then off, alternating, as a ratio.
 //   npm run bench -- report
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
@@ -28,6 +29,7 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 }
 
 export async function runReportBench(): Promise<void> {
+  const loadBefore = loadavg()[0]!.toFixed(2);
   const postgres = await startOwnPostgres({ maxConnections: 50 });
   const store = await openPostgresStore(postgres.url);
   const sql = createPgClient(postgres.url, { max: 2 });
@@ -93,7 +95,7 @@ export async function runReportBench(): Promise<void> {
     await recordResults(
       'Operator report at 100,000 subscribers; cost of the state-history trigger on signups',
       'npm run bench -- report',
-      `PostgreSQL (own throwaway server, default settings). The machine is shared with other helpers' test runs while this ran, so the absolute times are noisy; the ratio compares runs made side by side.
+      `PostgreSQL (own throwaway server, default settings). Load average ${loadBefore} at the start and ${loadavg()[0]!.toFixed(2)} at the end; the trigger ratio compares runs made side by side.
 
 Data: ${SUBSCRIBERS.toLocaleString('en-US')} subscribers over 52 weeks, ${counts.rows[0]!.history.toLocaleString('en-US')} state-history rows, ${counts.rows[0]!.deliveries.toLocaleString('en-US')} ledger rows (10 recaps), 2,000 webhook events; seeded in ${ms(seeded)}.
 

@@ -238,9 +238,9 @@ async function digestPeakRss(postgres: OwnPostgres): Promise<{ maxRssMiB: number
         DATABASE_URL: postgres.url,
         RESEND_API_KEY: 're_bench_runtime',
         RESEND_BASE_URL: fake.url,
-        MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+        MAIL_FROM: 'Launched Weekly <digest@launchedweekly.com>',
         UNSUBSCRIBE_SECRET: 'bench-runtime-secret-0123456789abcdef012345',
-        SITE_URL: 'https://launchedweekly.test',
+        SITE_URL: 'https://bench.launchedweekly.com',
         RESEND_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -272,7 +272,7 @@ export async function runRuntimeBench(): Promise<void> {
         env: {
           NODE_ENV: 'production',
           DATABASE_URL: postgres.url,
-          MAIL_FROM: 'Launched Weekly <digest@launchedweekly.test>',
+          MAIL_FROM: 'Launched Weekly <digest@launchedweekly.com>',
           RESEND_API_KEY: 're_bench_runtime',
           // Nothing listens there: single mode without welcome e-mails sends nothing anyway.
           RESEND_BASE_URL: 'http://127.0.0.1:9',
@@ -305,7 +305,7 @@ export async function runRuntimeBench(): Promise<void> {
         (r) => `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s): ${r.samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}. First start (creating the database): ${(r.firstStartMs / 1000).toFixed(2)} s.`,
       )
       .join('\n\n');
-    const body = `\`node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the flags and file of \`npm start\` and the image's CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). The machine is shared with five other helpers working at the same time: load average ${loadBefore} before, ${loadAfter} after.
+    const body = `\`node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the flags and file of \`npm start\` and the image's CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
 
 | store | RSS at first answer MiB (median) | after 10,000 requests MiB | after ${TOTAL.toLocaleString('en')} MiB | growth 10k→${TOTAL / 1000}k MiB | time to first page, median (5 starts) |
 |---|---|---|---|---|---|
@@ -317,7 +317,7 @@ Production dependencies installed (\`npm ci\` of package.json + lock into an emp
 
 ${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (resourceUsage().maxRSS) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
-    else await recordResults('Runtime: compiled server, memory, start-up, install size', 'npm run bench -- runtime', body);
+    else await recordResults('Runtime: compiled server, memory, start-up, install size', `${process.env.BENCH_RUNTIME_REQUESTS ? `BENCH_RUNTIME_REQUESTS=${process.env.BENCH_RUNTIME_REQUESTS} ` : ''}npm run bench -- runtime`, body);
   } finally {
     await postgres.destroy();
     rmSync(dataDir, { recursive: true, force: true });
