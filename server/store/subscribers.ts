@@ -146,10 +146,6 @@ export function subscriberStore(call: CallFunction, { batchSignups }: { batchSig
     },
     subscriberDetails: async (id) => detailsRow.nullable().parse(await call('subscriber_details', { p_id: id })),
     deleteSubscriber: async (id, addressHash) => status.nullable().parse(await call('delete_subscriber', { p_id: id, p_address_hash: addressHash })),
-    async releaseConfirmation(id, mailboxHash = null) {
-      await call('release_confirmation', { p_id: id, p_mailbox_hash: mailboxHash });
-    },
-    claimWelcome: async (id) => (await call('claim_welcome', { p_id: id })) === true,
     findSubscriber: (id) => find('subscriber_by_id', { p_id: id }),
     findSubscriberByEmail: (email) => find('subscriber_by_email', { p_email: normalizeEmail(email) }),
     removeSubscriber: async (id, reason: RemovalReason) => (await call('mark_subscriber_left', { p_id: id, p_reason: reason })) === true,

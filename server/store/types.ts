@@ -223,16 +223,6 @@ export interface SubscriberStore {
    */
   deleteSubscriber(id: string, addressHash: string): Promise<SubscriberStatus | null>;
 
-  /**
-   * Gives back the confirmation throttle a signup claimed, when its e-mail could not be sent, so
-   * the reader's next attempt sends one instead of waiting out the day: the row's, and the
-   * mailbox's (`mailboxHash`, the first of the signup's address hashes) if this row claimed it.
-   */
-  releaseConfirmation(id: string, mailboxHash?: string | null): Promise<void>;
-
-  /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
-  claimWelcome(id: string): Promise<boolean>;
-
   findSubscriber(id: string): Promise<SubscriberRecord | null>;
   findSubscriberByEmail(email: string): Promise<SubscriberRecord | null>;
 
@@ -300,9 +290,7 @@ export type SiteStore = Pick<
   | 'activateSubscriber'
   | 'subscriberDetails'
   | 'deleteSubscriber'
-  | 'releaseConfirmation'
   | 'mailboxHashKey'
-  | 'claimWelcome'
   | 'findSubscriber'
   | 'findSubscriberByEmail'
   | 'removeSubscriber'

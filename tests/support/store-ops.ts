@@ -39,3 +39,16 @@ export async function recordDeliveries(store: Store, recapDate: string, deliveri
   const rows = deliveries.map((d) => ({ id: d.subscriberId, provider_id: d.providerMessageId }));
   await functionsOf(store)('digest_record_deliveries', { p_recap_date: recapDate, p_deliveries: rows });
 }
+
+/**
+ * Gives back the confirmation throttle a signup claimed (the row's, and the mailbox's when this row
+ * claimed it). The outbox does this in SQL when a confirmation fails for good; tests call it directly.
+ */
+export async function releaseConfirmation(store: Store, id: string, mailboxHash: string | null = null): Promise<void> {
+  await functionsOf(store)('release_confirmation', { p_id: id, p_mailbox_hash: mailboxHash });
+}
+
+/** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
+export async function claimWelcome(store: Store, id: string): Promise<boolean> {
+  return (await functionsOf(store)('claim_welcome', { p_id: id })) === true;
+}
