@@ -8,8 +8,9 @@
 // DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_REPEATS (runs per unconstrained size, default 3;
 // the median is reported), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
 // DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of writing it to bench/RESULTS.md),
-// DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own).
-import { spawn } from 'node:child_process';
+// DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own),
+// DIGEST_BENCH_SOURCE=1 (run bin/digest.ts through tsx instead of the compiled dist/bin/digest.js).
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -43,6 +44,10 @@ const DIGEST_NODE_FLAGS = (
   .split(' ')
   .filter(Boolean);
 const SAMPLE_MS = 50;
+// What `npm run digest` runs: the compiled CLI (built first when stale). DIGEST_BENCH_SOURCE=1 runs
+// the TypeScript sources through tsx instead (e.g. to compare with a checkout that has no build).
+const FROM_SOURCE = Boolean(process.env.DIGEST_BENCH_SOURCE);
+const JOB = FROM_SOURCE ? ['--import', 'tsx', 'bin/digest.ts'] : ['dist/bin/digest.js'];
 
 // The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux).
 const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\nmaxRSS '+u.maxRSS+' cpu '+(u.userCPUTime+u.systemCPUTime)+'\\n')})`;
@@ -86,7 +91,7 @@ function runJob(env: Record<string, string>, recap: string, label: string): Prom
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
   const started = performance.now();
   const providerCpu = process.cpuUsage();
-  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'bin/digest.ts', '--json', '--recap', recap], {
+  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', REPORT_MAX_RSS, ...JOB, '--json', '--recap', recap], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -114,6 +119,7 @@ function runJob(env: Record<string, string>, recap: string, label: string): Prom
 }
 
 export async function runDigestBench(): Promise<void> {
+  if (!FROM_SOURCE) execFileSync(process.execPath, ['scripts/ensure-build.ts'], { cwd: ROOT, stdio: 'inherit' });
   const loadBefore = loadavg().map((l) => l.toFixed(1)).join(' ');
   const postgres = await startOwnPostgres();
   const store = await openPostgresStore(postgres.url, { max: 2 });
@@ -226,7 +232,7 @@ export async function runDigestBench(): Promise<void> {
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : recordResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process (V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, and the bench process's (the stand-in provider's) while the job ran.
+      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, and the bench process's (the stand-in provider's) while the job ran.
 
 (a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB and flat as N grows. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
 
