@@ -249,7 +249,13 @@ async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLe
 
       const batch = await writeBatch(run, content, current.group);
       if (!batch) continue;
-      const stop = await sendAndRecord(ctx, batch, batch.subscriberIds.map((id) => current.messages.get(id)!));
+      const stop = await sendAndRecord(
+        ctx,
+        batch,
+        batch.subscriberIds.map((id) => current.messages.get(id)!),
+        batch.idempotencyKey,
+        { since: batch.createdAt, state: 'pending', justWritten: true },
+      );
       progress(run, total, false);
       if (stop) return stop;
     }

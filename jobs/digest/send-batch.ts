@@ -113,11 +113,12 @@ export async function sendAndRecord(
   wholeCopies?: () => BatchMessage[],
 ): Promise<string | null> {
   let vetoed: { reason: string; tooOld: boolean } | null = null;
+  let attempts = 0;
   const outcome = await ctx.mailer.sendBatch(messages, {
     idempotencyKey,
     signal: ctx.signal,
     beforeAttempt: async () => {
-      vetoed = await attemptVeto(ctx, batch, keyWindow);
+      vetoed = await attemptVeto(ctx, batch, keyWindow, keyWindow.justWritten === true && attempts++ === 0);
       return vetoed?.reason ?? null;
     },
   });
@@ -161,6 +162,12 @@ export async function sendAndRecord(
 export interface KeyWindow {
   since: Date;
   state: BatchState;
+  /**
+   * The run wrote the batch a moment ago, under its lease, in this state: nobody else can have
+   * settled it before its first attempt (--settle takes only unknown batches, and a rerun needs the
+   * lease), so that attempt skips the database look; every retry, after a wait, still makes it.
+   */
+  justWritten?: boolean;
 }
 
 /**
@@ -168,11 +175,12 @@ export interface KeyWindow {
  * it meanwhile, e.g. with --settle) and its key younger than LAST_ATTEMPT_AGE_MS, so the provider
  * still knows the key whenever this attempt and its retries arrive. Null to go ahead.
  */
-async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow): Promise<{ reason: string; tooOld: boolean } | null> {
+async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow, stateKnown: boolean): Promise<{ reason: string; tooOld: boolean } | null> {
   const ageMs = ctx.now().getTime() - window.since.getTime();
   if (ageMs >= LAST_ATTEMPT_AGE_MS) {
     return { reason: `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; an attempt now could reach the provider after it forgets the idempotency key (${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h), so repeating it could send it twice`, tooOld: true };
   }
+  if (stateKnown) return null;
   const current = await ctx.store.findDigestBatch(batch.id);
   if (current?.state !== window.state) return { reason: `batch ${batch.id} is ${current?.state ?? 'gone'} now, settled elsewhere`, tooOld: false };
   return null;
