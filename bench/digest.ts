@@ -12,7 +12,7 @@
 // DIGEST_BENCH_SOURCE=1 (run bin/digest.ts through tsx instead of the compiled dist/bin/digest.js).
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,8 @@ interface JobRun {
   /** CPU time (user + system) of the job process, start-up included, and of the stand-in provider (the bench process) while the job ran, µs. */
   jobCpuUs: number;
   providerCpuUs: number;
+  /** CPU time of the PostgreSQL server while the job ran, µs. */
+  postgresCpuUs: number;
   requests: number;
   rateLimited: number;
   /** Database transactions (one per statement) while the job ran, start-up and migrations included. */
@@ -85,6 +87,34 @@ async function procStatusKb(pid: number, field: string): Promise<number | null> 
   } catch {
     return null;
   }
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** /proc/PID/stat's fields after the command name (index 0 is field 3, the state), or null. */
+async function procStat(pid: number | string): Promise<string[] | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time of the PostgreSQL server, µs: the postmaster's own and its exited children's (a backend
+ * that served the job and ended is counted there), plus every child still running.
+ */
+async function postgresCpuUs(postmaster: number): Promise<number> {
+  const own = await procStat(postmaster);
+  if (!own) return 0;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = await procStat(entry);
+    if (child && Number(child[1]) === postmaster) ticks += Number(child[11]) + Number(child[12]);
+  }
+  return (ticks * 1_000_000) / CLOCK_TICKS_PER_SECOND;
 }
 
 function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number; jobCpuUs: number; providerCpuUs: number }> {
@@ -126,6 +156,9 @@ export async function runDigestBench(): Promise<void> {
   await store.close();
   const sql = new pg.Client({ connectionString: postgres.url });
   await sql.connect();
+  // The server's main process: the parent of this connection's backend.
+  const backend = (await sql.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const postmaster = Number((await procStat(backend))![1]);
   let fake: FakeResend | null = null;
   try {
     fake = await startFakeResend();
@@ -168,7 +201,9 @@ export async function runDigestBench(): Promise<void> {
       const rateLimitedBefore = fake!.enforcedRateLimits();
       console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
       const transactionsBefore = await transactions();
+      const postgresBefore = await postgresCpuUs(postmaster);
       const job = await runJob(env, recap, label);
+      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
       // The job's backends flush their statistics as they exit; give the collector a moment.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       // Minus this function's own two statements (each one transaction).
@@ -184,12 +219,13 @@ export async function runDigestBench(): Promise<void> {
         n,
         ...job,
         transactions: jobTransactions,
+        postgresCpuUs: postgresCpu,
         requests: times.length,
         rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore,
         gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
       };
       console.error(
-        `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
+        `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
       );
       return result;
     };
@@ -215,7 +251,7 @@ export async function runDigestBench(): Promise<void> {
     const floor = (n: number) => n / (BATCH * RATE);
     const freeRows = free.map(
       (r) =>
-        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${(r.transactions / r.n).toFixed(4)}** (${r.transactions}) | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${(r.jobCpuUs / r.n).toFixed(0)} / ${(r.providerCpuUs / r.n).toFixed(0)} | ${r.requests} | ${r.gapMs.p50} / ${r.gapMs.p90} | ${allRuns
+        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${(r.transactions / r.n).toFixed(4)}** (${r.transactions}) | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${(r.jobCpuUs / r.n).toFixed(0)} / ${(r.providerCpuUs / r.n).toFixed(0)} / ${(r.postgresCpuUs / r.n).toFixed(0)} | ${r.requests} | ${r.gapMs.p50} / ${r.gapMs.p90} | ${allRuns
           .get(r.n)!
           .map((x) => `${rate(x).toFixed(0)}/s ${mb(x.maxRssKb)} MB`)
           .join('; ')} |`,
@@ -232,11 +268,11 @@ export async function runDigestBench(): Promise<void> {
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : recordResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, and the bench process's (the stand-in provider's) while the job ran.
+      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, the bench process's (the stand-in provider's) while the job ran, and the PostgreSQL server's (its processes' /proc/PID/stat, ended backends included) while the job ran. Their sum over the machine's 2 cores bounds the rate a quiet machine can reach.
 
 (a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB and flat as N grows. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
 
-| subscribers | job s | wall s | recipients/s | queries / recipient (total) | peak RSS MB | sampled MB | CPU µs / recipient: job / provider | requests | gap p50 / p90 ms | every run |
+| subscribers | job s | wall s | recipients/s | queries / recipient (total) | peak RSS MB | sampled MB | CPU µs / recipient: job / provider / PostgreSQL | requests | gap p50 / p90 ms | every run |
 |---|---|---|---|---|---|---|---|---|---|---|
 ${freeRows.join('\n')}
 
