@@ -203,9 +203,10 @@ export async function runDigestBench(): Promise<void> {
       const transactionsBefore = await transactions();
       const postgresBefore = await postgresCpuUs(postmaster);
       const job = await runJob(env, recap, label);
-      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
       // The job's backends flush their statistics as they exit; give the collector a moment.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // After the pause: the job's backends have ended and been counted in the postmaster's total.
+      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
       // Minus this function's own two statements (each one transaction).
       const jobTransactions = (await transactions()) - transactionsBefore - 2;
       const delivered = fake!.forRecap(recap).length;
