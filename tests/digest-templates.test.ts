@@ -121,6 +121,19 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
     expect(fake.templates.size).toBe(1);
   });
 
+  it('stops before writing any batch when the provider is down as the template is registered, and the rerun sends everything once', async () => {
+    fake.outage = true;
+    const stopped = await run(opened.store);
+    fake.outage = false;
+    expect(stopped).toMatchObject({ outcome: 'stopped', sent: 0 });
+    expect(stopped.message).toMatch(/the provider kept failing: template launched-weekly-digest-2025-07-14-[0-9a-f]{16}: service_unavailable \(HTTP 503\)/);
+    expect(await opened.store.openDigestBatches(RECAP.date)).toEqual([]);
+    expect(fake.templates.size).toBe(0);
+    expect(await run(opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
+    expectEveryoneServedOnceAsBefore();
+    expect(templateRequests('template-created')).toBe(1);
+  });
+
   it('publishes a template an earlier run created but left a draft, instead of creating another', async () => {
     const template = digestTemplateOf(content)!;
     const draft = await new Resend('re_test_templates', { baseUrl: fake.url }).templates.create({ name: template.name, alias: template.alias, subject: template.subject, html: template.html, text: template.text, variables: [{ key: 'LINK_TOKEN', type: 'string' }] });
