@@ -62,7 +62,7 @@ export interface FakeTemplate {
   subject: string | null;
   html: string;
   text: string | null;
-  variables: { key: string; type: string; fallback_value: string | number | null }[];
+  variables: { key: string; type: string; fallback_value: string | number | null; created_at: string; updated_at: string }[];
   status: 'draft' | 'published';
   created_at: string;
   published_at: string | null;
@@ -412,6 +412,7 @@ export class FakeResend {
     }
     const alias = typeof input.alias === 'string' ? input.alias : null;
     if (alias && this.findTemplate(alias)) return refuse(`A template with the alias '${alias}' already exists.`);
+    const createdAt = new Date(this.clock()).toISOString();
     const template: FakeTemplate = {
       id: randomUUID(),
       alias,
@@ -419,9 +420,9 @@ export class FakeResend {
       subject: typeof input.subject === 'string' ? input.subject : null,
       html: input.html,
       text: typeof input.text === 'string' ? input.text : null,
-      variables: variables.map((v) => ({ key: v.key, type: v.type, fallback_value: v.fallback_value ?? null })),
+      variables: variables.map((v) => ({ key: v.key, type: v.type, fallback_value: v.fallback_value ?? null, created_at: createdAt, updated_at: createdAt })),
       status: 'draft',
-      created_at: new Date(this.clock()).toISOString(),
+      created_at: createdAt,
       published_at: null,
     };
     this.templates.set(template.id, template);
