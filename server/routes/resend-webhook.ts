@@ -4,7 +4,7 @@
 // acknowledged and ignored. Replays are harmless: removing a subscriber keeps the first reason.
 import express, { type Request, type Response, type Router } from 'express';
 import type { Webhook } from 'svix';
-import { z } from 'zod';
+import * as z from 'zod';
 import { normalizeEmail } from '../../content/email-address.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
