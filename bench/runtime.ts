@@ -5,7 +5,8 @@
 // addresses), the installed size of the production dependencies, and the digest CLI's peak RSS
 // at 100,000 subscribers.
 //   npm run bench -- runtime
-// Knobs: BENCH_RUNTIME_REQUESTS (default 50000), BENCH_RUNTIME_DIGEST (subscribers, default 100000;
+// Knobs: BENCH_RUNTIME_REQUESTS (default 50000), BENCH_RUNTIME_RUNS (load runs per store, each on a
+// fresh server; default 3, the figures are their medians), BENCH_RUNTIME_DIGEST (subscribers, default 100000;
 // 0 skips it), BENCH_RUNTIME_STORES (PostgreSQL,PGlite), BENCH_RUNTIME_NODE_FLAGS (instead of the
 // start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
@@ -29,6 +30,7 @@ const SERVER = 'dist/bin/server.js';
 const TOTAL = Number(process.env.BENCH_RUNTIME_REQUESTS ?? 50_000);
 const SAMPLE_EVERY = 10_000;
 const STARTS = 5;
+const LOAD_RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 3);
 const DIGEST_SUBSCRIBERS = Number(process.env.BENCH_RUNTIME_DIGEST ?? 100_000);
 const CONNECTIONS = 20;
 const MiB = 2 ** 20;
@@ -46,6 +48,8 @@ const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stder
 interface Target {
   name: string;
   env: Record<string, string>;
+  /** For an embedded database: the settings of a fresh data directory, to time more very first starts. */
+  freshDataDir?: (n: number) => Record<string, string>;
 }
 
 interface Sample {
@@ -160,27 +164,18 @@ function requestMix(label: string): autocannon.Request[] {
 
 interface TargetResult {
   name: string;
-  firstStartMs: number;
+  /** Very first starts (creating the database): one, plus more on fresh data directories where the store has them. */
+  firstStartsMs: number[];
   startsMs: number[];
   rssAtFirstAnswer: number[];
-  samples: Sample[];
+  /** One list of samples per load run, each on a fresh server. */
+  loadRuns: Sample[][];
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function measureTarget(target: Target): Promise<TargetResult> {
-  // The first start creates the schema (and, for PGlite, the database itself); the timed starts
-  // are restarts of a server whose database exists, as every deploy after the first is.
-  const first = await startServer(target);
-  await stopServer(first.child);
-  const starts: Started[] = [];
-  for (let i = 0; i < STARTS; i++) {
-    const run = await startServer(target);
-    starts.push(run);
-    await stopServer(run.child);
-  }
-  console.error(`${target.name}: first page after ${starts.map((s) => s.msToFirstPage.toFixed(0)).join(', ')} ms; RSS at first answer ${starts.map((s) => s.rssAtFirstAnswer.toFixed(0)).join(', ')} MiB`);
-
+/** One fresh server under TOTAL mixed requests, sampled every SAMPLE_EVERY. */
+async function loadRun(target: Target, label: string): Promise<Sample[]> {
   const server = await startServer(target, ['--expose-gc', '--import', HEAP_PROBE]);
   const samples: Sample[] = [];
   try {
@@ -197,12 +192,36 @@ async function measureTarget(target: Target): Promise<TargetResult> {
       const sample = { requests: done, rss, rps: result.requests.total / seconds, ...(await heapSample(server.child)) };
       samples.push(sample);
       if (process.env.BENCH_RUNTIME_SMAPS) console.error(await readFile(`/proc/${server.child.pid}/smaps_rollup`, 'utf8'));
-      console.error(`${target.name}: ${done} requests: RSS ${rss.toFixed(1)} MiB, heap after GC ${sample.heapUsed.toFixed(1)} MiB of ${sample.heapTotal.toFixed(1)} MiB committed, external ${sample.external.toFixed(1)} MiB, RSS after GC ${sample.rssAfterGc.toFixed(1)} MiB (${sample.rps.toFixed(0)} req/s)`);
+      console.error(`${target.name} run ${label}: ${done} requests: RSS ${rss.toFixed(1)} MiB, heap after GC ${sample.heapUsed.toFixed(1)} MiB of ${sample.heapTotal.toFixed(1)} MiB committed, external ${sample.external.toFixed(1)} MiB, RSS after GC ${sample.rssAfterGc.toFixed(1)} MiB (${sample.rps.toFixed(0)} req/s)`);
     }
   } finally {
     await stopServer(server.child);
   }
-  return { name: target.name, firstStartMs: first.msToFirstPage, startsMs: starts.map((s) => s.msToFirstPage), rssAtFirstAnswer: starts.map((s) => s.rssAtFirstAnswer), samples };
+  return samples;
+}
+
+async function measureTarget(target: Target): Promise<TargetResult> {
+  // The first start creates the schema (and, for PGlite, the database itself); the timed starts
+  // are restarts of a server whose database exists, as every deploy after the first is.
+  const first = await startServer(target);
+  await stopServer(first.child);
+  const firstStartsMs = [first.msToFirstPage];
+  for (let n = 2; target.freshDataDir && n <= LOAD_RUNS; n++) {
+    const fresh = await startServer({ ...target, env: { ...target.env, ...target.freshDataDir(n) } });
+    await stopServer(fresh.child);
+    firstStartsMs.push(fresh.msToFirstPage);
+  }
+  const starts: Started[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const run = await startServer(target);
+    starts.push(run);
+    await stopServer(run.child);
+  }
+  console.error(`${target.name}: first page after ${starts.map((s) => s.msToFirstPage.toFixed(0)).join(', ')} ms; RSS at first answer ${starts.map((s) => s.rssAtFirstAnswer.toFixed(0)).join(', ')} MiB`);
+
+  const loadRuns: Sample[][] = [];
+  for (let run = 1; run <= LOAD_RUNS; run++) loadRuns.push(await loadRun(target, `${run}/${LOAD_RUNS}`));
+  return { name: target.name, firstStartsMs, startsMs: starts.map((s) => s.msToFirstPage), rssAtFirstAnswer: starts.map((s) => s.rssAtFirstAnswer), loadRuns };
 }
 
 /** `npm ci` of the manifest and lock into an empty directory; MiB on disk (du) and apparent. */
@@ -282,7 +301,7 @@ export async function runRuntimeBench(): Promise<void> {
       },
       // Production refuses the embedded database, so it runs as `npm start` runs it on a fresh
       // clone; the same JSON log lines (pretty ones cost more) go to the same pipe.
-      { name: 'PGlite', env: { NODE_ENV: 'development', DATA_DIR: join(dataDir, 'pglite') } },
+      { name: 'PGlite', env: { NODE_ENV: 'development', DATA_DIR: join(dataDir, 'pglite') }, freshDataDir: (n) => ({ DATA_DIR: join(dataDir, `pglite-fresh-${n}`) }) },
     ];
     const results: TargetResult[] = [];
     for (const target of targets.filter((t) => STORES.includes(t.name))) results.push(await measureTarget(target));
@@ -294,20 +313,26 @@ export async function runRuntimeBench(): Promise<void> {
     const loadAfter = loadavg().map((l) => l.toFixed(1)).join(' ');
 
     const f = (n: number) => n.toFixed(0);
+    const mib = (values: number[]) => `${f(median(values))} (${values.map(f).join(', ')})`;
     const rows = results.map((r) => {
-      const at = (n: number) => r.samples.find((s) => s.requests === n);
-      const tenK = at(SAMPLE_EVERY)!;
-      const last = r.samples.at(-1)!;
-      return `| ${r.name} | ${f(median(r.rssAtFirstAnswer))} | ${f(tenK.rss)} (heap ${f(tenK.heapUsed)}) | ${f(last.rss)} (heap ${f(last.heapUsed)}) | ${last.rss - tenK.rss >= 0 ? '+' : ''}${(last.rss - tenK.rss).toFixed(1)} | ${(median(r.startsMs) / 1000).toFixed(2)} s (${r.startsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')}) |`;
+      const at = (samples: Sample[], n: number) => samples.find((s) => s.requests === n)!;
+      const tenK = r.loadRuns.map((samples) => at(samples, SAMPLE_EVERY));
+      const last = r.loadRuns.map((samples) => samples.at(-1)!);
+      const growth = r.loadRuns.map((samples) => samples.at(-1)!.rss - at(samples, SAMPLE_EVERY).rss);
+      const signed = (n: number) => `${n >= 0 ? '+' : ''}${n.toFixed(1)}`;
+      return `| ${r.name} | ${f(median(r.rssAtFirstAnswer))} | ${mib(tenK.map((s) => s.rss))}, heap ${f(median(tenK.map((s) => s.heapUsed)))} | ${mib(last.map((s) => s.rss))} | ${signed(median(growth))} (${growth.map(signed).join(', ')}) | ${(median(r.startsMs) / 1000).toFixed(2)} s (${r.startsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')}) |`;
     });
     const detail = results
       .map(
-        (r) => `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s): ${r.samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}. First start (creating the database): ${(r.firstStartMs / 1000).toFixed(2)} s.`,
+        (r) =>
+          `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s):\n${r.loadRuns.map((samples, run) => `- run ${run + 1}: ${samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}`).join('\n')}\n\n${r.firstStartsMs.length > 1 ? `Very first start on a fresh data directory (creating the database), median of ${r.firstStartsMs.length}: ${(median(r.firstStartsMs) / 1000).toFixed(2)} s (${r.firstStartsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')})` : `First start (creating the schema): ${(r.firstStartsMs[0]! / 1000).toFixed(2)} s`}.`,
       )
       .join('\n\n');
     const body = `\`node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the flags and file of \`npm start\` and the image's CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
 
-| store | RSS at first answer MiB (median) | after 10,000 requests MiB | after ${TOTAL.toLocaleString('en')} MiB | growth 10k→${TOTAL / 1000}k MiB | time to first page, median (5 starts) |
+${LOAD_RUNS} load runs per store, each on a fresh server; the RSS and growth columns give their median, then each run's figure.
+
+| store | RSS at first answer MiB (median of ${STARTS} starts) | after 10,000 requests MiB | after ${TOTAL.toLocaleString('en')} MiB | growth 10k→${TOTAL / 1000}k MiB | time to first page, median (${STARTS} starts) |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
@@ -317,7 +342,7 @@ Production dependencies installed (\`npm ci\` of package.json + lock into an emp
 
 ${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (resourceUsage().maxRSS) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
-    else await recordResults('Runtime: compiled server, memory, start-up, install size', `${process.env.BENCH_RUNTIME_REQUESTS ? `BENCH_RUNTIME_REQUESTS=${process.env.BENCH_RUNTIME_REQUESTS} ` : ''}npm run bench -- runtime`, body);
+    else await recordResults('Runtime: compiled server, memory, start-up, install size', `${['BENCH_RUNTIME_REQUESTS', 'BENCH_RUNTIME_RUNS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')}npm run bench -- runtime`, body);
   } finally {
     await postgres.destroy();
     rmSync(dataDir, { recursive: true, force: true });
