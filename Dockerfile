@@ -22,7 +22,9 @@ FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
-ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0
+# MALLOC_ARENA_MAX=1: every thread allocates from glibc's one main arena, as npm start's does (README,
+# "Production runtime"); tests/production-runtime.test.ts keeps the two in step.
+ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1
 WORKDIR /app
 # Owned by root and read-only to the server: only /data is writable.
 COPY --from=build /app /app

@@ -23,6 +23,15 @@ export default tseslint.config(
     ignores: ['**/*.test.{ts,tsx}'],
     rules: {
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }],
+      // The compiled server bundles zod (scripts/build-node.ts): through `import * as z`, esbuild keeps
+      // only the schemas used; `import { z }` pulls in all 64 locales and the JSON Schema converters.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value='zod'][importKind!='type'] > :matches(ImportSpecifier, ImportDefaultSpecifier)",
+          message: "Write `import * as z from 'zod'`: the server's bundle then keeps only the parts of zod it uses.",
+        },
+      ],
     },
   },
 );

@@ -23,7 +23,7 @@ import { startFakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
 import { freePort } from '../tests/support/ports.ts';
 import { recordResults } from './support/results.ts';
-import { startFlags } from './support/start-flags.ts';
+import { startEnv, startFlags } from './support/start-flags.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = 'dist/bin/server.js';
@@ -38,6 +38,13 @@ const FIRST_PAGE = '/weekly-recap-july-14';
 const STORES = (process.env.BENCH_RUNTIME_STORES ?? 'PostgreSQL,PGlite').split(',');
 
 const NODE_FLAGS = startFlags(process.env.BENCH_RUNTIME_NODE_FLAGS);
+// glibc's allocator settings: the start script's (as the image's ENV), unless the bench's own
+// environment sets them, to compare.
+const ALLOCATOR_ENV: Record<string, string> = {
+  ...startEnv(),
+  ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined)),
+};
+const ALLOCATOR_PREFIX = Object.entries(ALLOCATOR_ENV).map(([name, value]) => `${name}=${value} `).join('');
 
 // Loaded into the measured server only for the load run (never for the timed starts): answers
 // 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).
@@ -81,8 +88,7 @@ function serverEnv(target: Target, port: number): Record<string, string> {
     // limiter's table is exercised at its worst (one entry per address).
     TRUST_PROXY: '1',
     UNSUBSCRIBE_SECRET: 'bench-runtime-secret-0123456789abcdef012345',
-    // glibc's allocator settings, to compare (the image sets MALLOC_ARENA_MAX).
-    ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined)),
+    ...ALLOCATOR_ENV,
     ...target.env,
   };
 }
@@ -328,7 +334,7 @@ export async function runRuntimeBench(): Promise<void> {
           `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s):\n${r.loadRuns.map((samples, run) => `- run ${run + 1}: ${samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}`).join('\n')}\n\n${r.firstStartsMs.length > 1 ? `Very first start on a fresh data directory (creating the database), median of ${r.firstStartsMs.length}: ${(median(r.firstStartsMs) / 1000).toFixed(2)} s (${r.firstStartsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')})` : `First start (creating the schema): ${(r.firstStartsMs[0]! / 1000).toFixed(2)} s`}.`,
       )
       .join('\n\n');
-    const body = `\`node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the flags and file of \`npm start\` and the image's CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
+    const body = `\`${ALLOCATOR_PREFIX}node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the environment, flags and file of \`npm start\` and the image's ENV and CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
 
 ${LOAD_RUNS} load runs per store, each on a fresh server; the RSS and growth columns give their median, then each run's figure.
 

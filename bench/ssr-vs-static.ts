@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { recordResults } from './support/results.ts';
-import { startFlags } from './support/start-flags.ts';
+import { startEnv, startFlags } from './support/start-flags.ts';
 
 const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -29,7 +29,7 @@ async function rssMiB(pid: number): Promise<number> {
 async function startServer(): Promise<{ port: number; page: string; bytes: number; rss: () => Promise<number>; stop: () => void }> {
   const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', new URL('./support/bench-server.ts', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...startEnv(), ...process.env, NODE_ENV: 'production' },
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -71,7 +71,7 @@ export async function runSsrVsStatic(): Promise<{ ratio: number }> {
     const ratio = median(ssr) / median(stat);
     const p99Ratio = median(ssrP99) / median(statP99);
     const rss = await server.rss();
-    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s flags). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
+    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`${Object.entries({ ...startEnv(), ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))) }).map(([name, value]) => `${name}=${value} `).join('')}node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s environment and flags). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
 
 | round | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
 |---|---|---|---|---|---|

@@ -1,7 +1,7 @@
 // The shape of a weekly recap, as zod schemas with the TypeScript types inferred from them.
 // Everything downstream (pages, e-mails, feeds, the digest job) imports these types; nothing
 // re-declares a recap's shape.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isIsoDate, isIsoInstant, recapPathFor } from './dates.ts';
 import { LAUNCH_PLATFORM } from './site.ts';
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { validate as isCronExpression } from 'node-cron';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const optionalText = z
   .string()

@@ -1,7 +1,6 @@
 // The machine-read documents: the RSS feed for readers, the sitemap and robots.txt for crawlers.
 // Each is a pure function of the recaps and the site's address, so every process (and every
 // restart) serves byte-identical bodies until the content changes with a deploy.
-import { Feed } from 'feed';
 import { parseIsoDate } from '../content/dates.ts';
 import type { Recap } from '../content/schema.ts';
 import { site, withCampaign } from '../content/site.ts';
@@ -54,8 +53,13 @@ export function recapFeedHtml(recap: Recap, siteUrl: string): string {
  */
 export const FEED_ITEM_COUNT = 20;
 
-/** RSS 2.0 with an Atom self link: one item per recap for the newest 20, newest first, full text in content:encoded. */
-export function buildRssFeed(recaps: readonly Recap[], siteUrl: string): string {
+/**
+ * RSS 2.0 with an Atom self link: one item per recap for the newest 20, newest first, full text in
+ * content:encoded. The feed library (and its XML writer) is loaded by the first feed asked for, not
+ * at start: pages are what nearly every request wants, and it would be resident for all of them.
+ */
+export async function buildRssFeed(recaps: readonly Recap[], siteUrl: string): Promise<string> {
+  const { Feed } = await import('feed');
   const newestFirst = [...recaps].sort((a, b) => b.date.localeCompare(a.date)).slice(0, FEED_ITEM_COUNT);
   const feed = new Feed({
     title: site.name,

@@ -2,7 +2,7 @@
 // Resend's id of the message (the one the digest's ledger holds), when it happened, and the
 // subscriber by id. The address itself is not stored again. Parsed apart from the route's own
 // schema, which only needs what decides a removal.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SiteStore } from './store/types.ts';
 
 const recordedSchema = z.object({

@@ -5,7 +5,7 @@
 // transaction as the decision that promises it (supabase/migrations/…_mail_outbox.sql), so a
 // deploy or crash after the answer delays it, never loses it. The outbox worker is only woken.
 import type { Request, Response } from 'express';
-import { z } from 'zod';
+import * as z from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';

@@ -2,10 +2,6 @@
 // welcome, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
 // on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
 // the same idempotency key carries the same body and the provider never sends it twice.
-import { ConfirmEmail, confirmEmailText } from '../emails/ConfirmEmail.tsx';
-import { renderTransactional } from '../emails/render-transactional.ts';
-import { FreshLinkEmail, freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
-import { WelcomeEmail, welcomeEmailText } from '../emails/WelcomeEmail.tsx';
 import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from './link-tokens.ts';
 import { recaps, type RecapSummary } from '../content/index.ts';
 import { isPublic } from '../content/publication.ts';
@@ -20,6 +16,10 @@ export interface SubscriberMailOptions {
   newestRecap?: (at: Date) => Pick<RecapSummary, 'path' | 'headline'> | undefined;
 }
 
+let loadedTemplates: Promise<typeof import('./subscriber-mail-templates.ts')> | undefined;
+/** The templates, loaded by the first message composed (server/subscriber-mail-templates.ts). */
+const templates = () => (loadedTemplates ??= import('./subscriber-mail-templates.ts'));
+
 /** recaps is newest first; a week that is not public yet is not out. */
 const newestPublic = (at: Date) => recaps.find((recap) => isPublic(recap, { now: at, timeZone: 'UTC' }));
 
@@ -33,12 +33,14 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
   const home = siteUrl.replace(/\/+$/, '');
 
   async function confirmation(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
+    const { ConfirmEmail, confirmEmailText, renderTransactional } = await templates();
     const confirmUrl = confirmUrlFor(home, createConfirmToken(row.subscriberId!, row.createdAt, secret));
     const rendered = await renderTransactional(ConfirmEmail, { confirmUrl, siteUrl: `${home}/`, validDays: CONFIRM_TOKEN_DAYS }, confirmEmailText.subject);
     return { to: email, from, ...rendered, headers: {}, tags: { kind: 'confirmation' } };
   }
 
   async function welcome(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
+    const { WelcomeEmail, welcomeEmailText, renderTransactional } = await templates();
     const token = createUnsubscribeToken(row.subscriberId!, secret);
     const unsubscribeUrl = unsubscribeUrlFor(home, token);
     // Public when the welcome was queued: every try composes the same message.
@@ -68,6 +70,7 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
     const { purpose, version, nonce, expires_at: expires } = row.payload as { purpose?: unknown; version?: unknown; nonce?: unknown; expires_at?: unknown };
     if (!LINK_PURPOSES.includes(purpose as LinkPurpose) || typeof version !== 'number' || typeof nonce !== 'string' || typeof expires !== 'string') return null;
     const link = { purpose: purpose as LinkPurpose, subscriberId: row.subscriberId!, version, nonce, expiresAt: new Date(expires) };
+    const { FreshLinkEmail, freshLinkEmailText, renderTransactional } = await templates();
     const linkUrl = freshLinkUrlFor(home, createFreshLinkToken(link, secret));
     const rendered = await renderTransactional(FreshLinkEmail, { purpose: link.purpose, linkUrl, siteUrl: `${home}/`, validMinutes: FRESH_LINK_MINUTES }, freshLinkEmailText.subject[link.purpose]);
     return { to: email, from, ...rendered, headers: {}, tags: { kind: `link-${link.purpose}` } };

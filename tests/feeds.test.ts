@@ -161,7 +161,7 @@ describe('GET /rss.xml', () => {
     await second.close();
     expect(secondBody).toBe(firstBody);
     expect(firstBody).toContain(`<atom:link href="${siteUrl}/rss.xml"`);
-    expect(buildRssFeed(recaps, siteUrl)).toBe(firstBody);
+    expect(await buildRssFeed(recaps, siteUrl)).toBe(firstBody);
   });
 });
 

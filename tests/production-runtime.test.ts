@@ -110,6 +110,8 @@ describe('npm start, as an operator runs it', () => {
     expect(options.filter((option) => LOADER_OPTION.test(option))).toEqual([]);
     const nodeOptions = procArgs(server!, 'environ').find((variable) => variable.startsWith('NODE_OPTIONS='));
     expect(nodeOptions ?? '').not.toMatch(/--import|--loader|--require|-r |tsx|strip-types/);
+    // The start script's allocator settings reach the serving process (glibc reads them at its start).
+    for (const [name, value] of Object.entries(startScriptEnv())) expect(procArgs(server!, 'environ')).toContain(`${name}=${value}`);
     // tsx transforms through an esbuild service process: the server has no process of its own.
     expect(descendantsOf(server!).map((pid) => procArgs(pid, 'cmdline').join(' '))).toEqual([]);
     // Nothing from tsx or esbuild is mapped into it either.
@@ -117,7 +119,22 @@ describe('npm start, as an operator runs it', () => {
   });
 });
 
+/** The `VAR=value` assignments the start script puts before `node … dist/bin/server.js`. */
+function startScriptEnv(): Record<string, string> {
+  const start = /((?:[A-Z_]+=\S+ )*)node (?:--\S+ )*dist\/bin\/server\.js/.exec(manifest.scripts.start!);
+  expect(start, manifest.scripts.start).not.toBeNull();
+  return Object.fromEntries(start![1]!.split(' ').filter(Boolean).map((assignment) => assignment.split('=', 2) as [string, string]));
+}
+
 describe('the compiled runtime', () => {
+  it("the image's ENV sets the allocator settings npm start gives the server", () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const imageEnv = Object.fromEntries([...dockerfile.matchAll(/^ENV\s+(.+)$/gm)].flatMap((line) => line[1]!.trim().split(/\s+/).map((pair) => pair.split('=', 2) as [string, string])));
+    const startEnv = startScriptEnv();
+    expect(Object.keys(startEnv)).toContain('MALLOC_ARENA_MAX');
+    for (const [name, value] of Object.entries(startEnv)) expect(imageEnv[name], `Dockerfile ENV ${name}`).toBe(value);
+  });
+
   it("the image's CMD runs the same compiled file with the same node flags as npm start", () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const cmd = JSON.parse(/^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)![1]!) as string[];

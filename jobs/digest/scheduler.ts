@@ -7,7 +7,7 @@ import type { Recap } from '../../content/schema.ts';
 import type { Logger } from '../../server/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
-import { runDigestJob, type DigestSetup } from './job.ts';
+import type { DigestSetup } from './job.ts';
 import { noticeFor, sendNotice } from './notices.ts';
 import { reportFields, runFailed } from './report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, interruptedScheduledRun, type ResumePolicy } from './resume.ts';
@@ -88,6 +88,8 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
       try {
         const now = options.now?.() ?? latest(new Date(), scheduledFor);
         const messagePrefix = attempt > 0 ? `Resumed (try ${attempt}): ` : undefined;
+        // The job and its e-mail renderer are loaded by the first run, not with the server.
+        const { runDigestJob } = await import('./job.ts');
         const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now, signal: stopping.signal, messagePrefix });
         // The same fields the run history keeps (npm run digest -- --history).
         const fields = { prunedPending, attempt, ...reportFields(report) };

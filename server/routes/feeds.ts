@@ -7,12 +7,24 @@ import type { Recap } from '../../content/schema.ts';
 import { cappedMaxAge } from '../published-site.ts';
 
 export interface FeedDocuments {
-  rss: string;
+  /** Built when first asked for, then kept: the feed library is loaded only then (server/feeds.ts). */
+  rss: () => Promise<string>;
   sitemap: string;
 }
 
 export function buildFeedDocuments(recaps: readonly Recap[], siteUrl: string): FeedDocuments {
-  return { rss: buildRssFeed(recaps, siteUrl), sitemap: buildSitemap(recaps, siteUrl) };
+  let rss: Promise<string> | undefined;
+  return {
+    rss: () => {
+      if (!rss) {
+        rss = buildRssFeed(recaps, siteUrl);
+        // A failed build is not kept: the next request tries again.
+        rss.catch(() => (rss = undefined));
+      }
+      return rss;
+    },
+    sitemap: buildSitemap(recaps, siteUrl),
+  };
 }
 
 export interface FeedsOptions {
@@ -27,17 +39,17 @@ const MAX_AGE_SECONDS = 3600;
 export function feedsRouter({ siteUrl, current }: FeedsOptions): Router {
   const robots = buildRobotsTxt(siteUrl);
   const documents = [
-    { path: FEED_PATH, type: 'application/rss+xml; charset=utf-8', body: (docs: FeedDocuments) => docs.rss },
-    { path: SITEMAP_PATH, type: 'application/xml; charset=utf-8', body: (docs: FeedDocuments) => docs.sitemap },
-    { path: ROBOTS_PATH, type: 'text/plain; charset=utf-8', body: () => robots },
+    { path: FEED_PATH, type: 'application/rss+xml; charset=utf-8', body: (docs: FeedDocuments) => docs.rss() },
+    { path: SITEMAP_PATH, type: 'application/xml; charset=utf-8', body: (docs: FeedDocuments) => Promise.resolve(docs.sitemap) },
+    { path: ROBOTS_PATH, type: 'text/plain; charset=utf-8', body: () => Promise.resolve(robots) },
   ];
   const router = express.Router();
   for (const { path, type, body } of documents) {
     // Express answers HEAD from this GET route and 304 from the ETag it derives from the body.
-    router.get(path, (_req, res) => {
+    router.get(path, async (_req, res) => {
       const { documents: docs, secondsToNext } = current();
       const maxAge = path === ROBOTS_PATH ? MAX_AGE_SECONDS : cappedMaxAge(MAX_AGE_SECONDS, secondsToNext);
-      res.set({ 'Content-Type': type, 'Cache-Control': `public, max-age=${maxAge}` }).send(body(docs));
+      res.set({ 'Content-Type': type, 'Cache-Control': `public, max-age=${maxAge}` }).send(await body(docs));
     });
   }
   return router;

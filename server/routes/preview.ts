@@ -11,7 +11,6 @@ import { createPageData } from '../../content/page-data.ts';
 import { formatInstant, publicationInstant } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
-import { prepareDigest } from '../../emails/render-digest.ts';
 import { escapeHtml } from '../html.ts';
 import { verifyPreviewToken } from '../preview-token.ts';
 import type { PublicSite } from '../public-site.ts';
@@ -87,6 +86,8 @@ export function previewRouter(options: PreviewOptions): Router {
     if (!opened) return;
     // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
     // copy sent to nobody: it leads to the real page and unsubscribes no one.
+    // Loaded here, not at start: the e-mail renderer is ~0.4 MB of JavaScript only previews need.
+    const { prepareDigest } = await import('../../emails/render-digest.ts');
     const prepared = await prepareDigest(opened.week, siteUrl);
     const copy = prepared.personalize(unsubscribeUrlFor(siteUrl, createUnsubscribeToken('preview', secret)));
     const message = { ...copy, from: options.sender };

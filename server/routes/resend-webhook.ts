@@ -3,8 +3,8 @@
 // the subscription so no further Monday e-mail goes to that address; everything else is
 // acknowledged and ignored. Replays are harmless: removing a subscriber keeps the first reason.
 import express, { type Request, type Response, type Router } from 'express';
-import { Webhook, WebhookVerificationError } from 'svix';
-import { z } from 'zod';
+import type { Webhook } from 'svix';
+import * as z from 'zod';
 import { normalizeEmail } from '../../content/email-address.ts';
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -56,12 +56,21 @@ function recipients(event: ResendEvent): string[] {
   return list.map((entry) => normalizeEmail(/<([^<>]+)>\s*$/.exec(entry)?.[1] ?? entry)).filter((email) => email.includes('@'));
 }
 
+/**
+ * svix (a quarter of a megabyte of JavaScript) is loaded by the first signed request, not at start:
+ * Resend posts a few events a week, and every page view would otherwise pay for it in memory.
+ */
+async function loadSvix(secret: string): Promise<{ verifier: Webhook; isVerificationError: (error: unknown) => error is Error }> {
+  const { Webhook: SvixWebhook, WebhookVerificationError } = await import('svix');
+  return { verifier: new SvixWebhook(secret), isVerificationError: (error): error is Error => error instanceof WebhookVerificationError };
+}
+
 export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOptions): Router {
   const router = express.Router();
-  const verifier = secret ? new Webhook(secret) : null;
+  let svix: ReturnType<typeof loadSvix> | undefined;
 
   router.post(RESEND_WEBHOOK_PATH, express.raw({ type: 'application/json', limit: '64kb' }), async (req: Request, res: Response) => {
-    if (!verifier) {
+    if (!secret) {
       sendError(res, 503, 'webhooks_not_configured', 'Webhooks are not configured: set RESEND_WEBHOOK_SECRET to the endpoint’s signing secret.');
       return;
     }
@@ -74,10 +83,12 @@ export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOpti
       sendError(res, 400, 'missing_signature', 'The svix-id, svix-timestamp and svix-signature headers are required.');
       return;
     }
+    svix ??= loadSvix(secret);
+    const { verifier, isVerificationError } = await svix;
     try {
       verifier.verify(req.body, headers as Record<string, string>);
     } catch (error) {
-      if (!(error instanceof WebhookVerificationError)) throw error;
+      if (!isVerificationError(error)) throw error;
       const stale = /timestamp too (old|new)/i.test(error.message);
       logger.warn({ svixId: headers['svix-id'], reason: error.message }, 'Resend webhook refused');
       if (stale) {

@@ -2,7 +2,7 @@
 // supabase/migrations/20261123000300_digest_batches.sql. Every backend only has to call a function
 // by name with named arguments and hand back its jsonb answer: the SQL store does it with a
 // statement, the Supabase store through /rest/v1/rpc. So the logic exists once, in SQL.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 import type {
   BatchSettlement,

@@ -1,7 +1,7 @@
 // The durable outbox of confirmation, welcome and operator e-mails, over the SQL functions of
 // supabase/migrations/20261124002000_mail_outbox.sql (called by name, like every store operation: call-function.ts), so
 // every backend claims, settles and counts the same way.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
 // 'link': a fresh one-use link (server/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).

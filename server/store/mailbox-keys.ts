@@ -2,7 +2,7 @@
 // supabase/migrations/20261124005020_mailbox_keys.sql: created once, at random, by the first server
 // that asks, and kept in the database, so it is the same on every replica and no rotation of
 // UNSUBSCRIBE_SECRET changes it.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 import type { MailboxKeyStore } from './types.ts';
 

@@ -2,7 +2,7 @@
 // events as received, and one snapshot of the list's history and the digest's sends. The snapshot
 // comes from one SQL function (supabase/migrations/…_report_snapshot_function.sql) on every
 // backend, and is parsed here, at the store's boundary.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
 export interface EmailEvent {

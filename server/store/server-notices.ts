@@ -1,7 +1,7 @@
 // What a server noticed about its own set-up (issue 22, item 7: TRUST_PROXY=0 behind a proxy), over
 // the SQL functions of supabase/migrations/20261124005030_server_notices.sql, so the operator's
 // report, a separate process, can show it among its checks.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
 export type ServerNoticeName = 'trust-proxy';

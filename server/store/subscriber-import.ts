@@ -1,6 +1,6 @@
 // The subscriber import (bin/subscribers.ts) over public.import_subscribers
 // (supabase/migrations/20261124003020_subscriber_import.sql), called by name through CallFunction.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
 /** The state a row of an import file asks for. */

@@ -1,7 +1,7 @@
 // Fresh links (server/link-tokens.ts) over the SQL functions of
 // supabase/migrations/20261124003010_subscriber_links.sql, called by name through CallFunction.
 // (deleteSubscriber is in subscribers.ts; that migration makes a delete forget every row naming it.)
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
 // The states of types.ts's SubscriberStatus, spelled here so this module needs nothing from types.ts.

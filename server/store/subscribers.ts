@@ -2,7 +2,7 @@
 // supabase/migrations/20261123000110_subscriber_functions.sql and 20261124001010_store_operations.sql.
 // Every backend only calls them by name (call-function.ts), so each rule and each row mapping
 // exists once: in SQL, and in the parsers below.
-import { z } from 'zod';
+import * as z from 'zod';
 import { normalizeEmail } from '../../content/email-address.ts';
 import type { CallFunction } from './call-function.ts';
 import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
