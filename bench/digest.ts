@@ -2,15 +2,17 @@
 // PostgreSQL of its own, against the local server that answers as Resend does.
 //   npm run bench -- digest          (or: node --import tsx bench/digest.ts)
 // (a) unconstrained: recipients per second (goal ≥ 5,000/s) and the job's peak RSS (goal
-//     ≤ 200 MB, flat as the list grows); (b) the provider advertising and enforcing R requests
+//     ≤ 150 MB, flat as the list grows), the median of DIGEST_BENCH_REPEATS runs; (b) the provider advertising and enforcing R requests
 //     per second: total time against the floor N / (100 · R) s (goal ≤ 1.1×).
 // Knobs: DIGEST_BENCH_SIZES and DIGEST_BENCH_RATE_SIZES (default 10000,50000,100000 each),
-// DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
+// DIGEST_BENCH_RATE (default 10), DIGEST_BENCH_REPEATS (runs per unconstrained size, default 3;
+// the median is reported), DIGEST_BENCH_CPU_PROF=DIR (profile each job run),
 // DIGEST_BENCH_PRINT_ONLY=1 (print the table instead of writing it to bench/RESULTS.md),
-// DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own).
-import { spawn } from 'node:child_process';
+// DIGEST_BENCH_NODE_FLAGS="--max-…" (V8 flags for the job instead of the digest script's own),
+// DIGEST_BENCH_SOURCE=1 (run bin/digest.ts through tsx instead of the compiled dist/bin/digest.js).
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +33,7 @@ const sizes = (name: string, fallback: string) =>
 const SIZES = sizes('DIGEST_BENCH_SIZES', '10000,50000,100000');
 const RATE_SIZES = sizes('DIGEST_BENCH_RATE_SIZES', '10000,50000,100000');
 const RATE = Number(process.env.DIGEST_BENCH_RATE ?? 10);
+const REPEATS = Math.max(1, Number(process.env.DIGEST_BENCH_REPEATS ?? 3));
 const CPU_PROF_DIR = process.env.DIGEST_BENCH_CPU_PROF;
 const BATCH = 100;
 // The V8 heap flags `npm run digest` runs the job with (package.json), so the bench measures what
@@ -41,9 +44,13 @@ const DIGEST_NODE_FLAGS = (
   .split(' ')
   .filter(Boolean);
 const SAMPLE_MS = 50;
+// What `npm run digest` runs: the compiled CLI (built first when stale). DIGEST_BENCH_SOURCE=1 runs
+// the TypeScript sources through tsx instead (e.g. to compare with a checkout that has no build).
+const FROM_SOURCE = Boolean(process.env.DIGEST_BENCH_SOURCE);
+const JOB = FROM_SOURCE ? ['--import', 'tsx', 'bin/digest.ts'] : ['dist/bin/digest.js'];
 
 // The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux).
-const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxRSS '+process.resourceUsage().maxRSS+'\\n'))`;
+const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\nmaxRSS '+u.maxRSS+' cpu '+(u.userCPUTime+u.systemCPUTime)+'\\n')})`;
 
 interface JobRun {
   n: number;
@@ -53,6 +60,11 @@ interface JobRun {
   maxRssKb: number;
   /** kB, VmHWM from /proc as last sampled (a cross-check; it misses the last few ms). */
   sampledHwmKb: number;
+  /** CPU time (user + system) of the job process, start-up included, and of the stand-in provider (the bench process) while the job ran, µs. */
+  jobCpuUs: number;
+  providerCpuUs: number;
+  /** CPU time of the PostgreSQL server while the job ran, µs. */
+  postgresCpuUs: number;
   requests: number;
   rateLimited: number;
   /** Database transactions (one per statement) while the job ran, start-up and migrations included. */
@@ -77,10 +89,39 @@ async function procStatusKb(pid: number, field: string): Promise<number | null> 
   }
 }
 
-function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number }> {
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** /proc/PID/stat's fields after the command name (index 0 is field 3, the state), or null. */
+async function procStat(pid: number | string): Promise<string[] | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time of the PostgreSQL server, µs: the postmaster's own and its exited children's (a backend
+ * that served the job and ended is counted there), plus every child still running.
+ */
+async function postgresCpuUs(postmaster: number): Promise<number> {
+  const own = await procStat(postmaster);
+  if (!own) return 0;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = await procStat(entry);
+    if (child && Number(child[1]) === postmaster) ticks += Number(child[11]) + Number(child[12]);
+  }
+  return (ticks * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+}
+
+function runJob(env: Record<string, string>, recap: string, label: string): Promise<{ report: DigestReport; wallMs: number; maxRssKb: number; sampledHwmKb: number; jobCpuUs: number; providerCpuUs: number }> {
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `digest-${label}.cpuprofile`] : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', 'tsx', '--import', REPORT_MAX_RSS, 'bin/digest.ts', '--json', '--recap', recap], {
+  const providerCpu = process.cpuUsage();
+  const child = spawn(process.execPath, [...profile, ...DIGEST_NODE_FLAGS, '--import', REPORT_MAX_RSS, ...JOB, '--json', '--recap', recap], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,20 +140,25 @@ function runJob(env: Record<string, string>, recap: string, label: string): Prom
     child.on('close', (code) => {
       clearInterval(sampler);
       const wallMs = performance.now() - started;
-      const maxRss = /maxRSS (\d+)/.exec(stderr);
+      const provider = process.cpuUsage(providerCpu);
+      const maxRss = /maxRSS (\d+) cpu (\d+)/.exec(stderr);
       if (code !== 0 || !maxRss) return reject(new Error(`digest exited with ${code}:\n${stderr.slice(-3000)}\n${stdout}`));
-      resolve({ report: JSON.parse(stdout) as DigestReport, wallMs, maxRssKb: Number(maxRss[1]), sampledHwmKb });
+      resolve({ report: JSON.parse(stdout) as DigestReport, wallMs, maxRssKb: Number(maxRss[1]), sampledHwmKb, jobCpuUs: Number(maxRss[2]), providerCpuUs: provider.user + provider.system });
     });
   });
 }
 
 export async function runDigestBench(): Promise<void> {
+  if (!FROM_SOURCE) execFileSync(process.execPath, ['scripts/ensure-build.ts'], { cwd: ROOT, stdio: 'inherit' });
   const loadBefore = loadavg().map((l) => l.toFixed(1)).join(' ');
   const postgres = await startOwnPostgres();
   const store = await openPostgresStore(postgres.url, { max: 2 });
   await store.close();
   const sql = new pg.Client({ connectionString: postgres.url });
   await sql.connect();
+  // The server's main process: the parent of this connection's backend.
+  const backend = (await sql.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const postmaster = Number((await procStat(backend))![1]);
   let fake: FakeResend | null = null;
   try {
     fake = await startFakeResend();
@@ -155,9 +201,12 @@ export async function runDigestBench(): Promise<void> {
       const rateLimitedBefore = fake!.enforcedRateLimits();
       console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
       const transactionsBefore = await transactions();
+      const postgresBefore = await postgresCpuUs(postmaster);
       const job = await runJob(env, recap, label);
       // The job's backends flush their statistics as they exit; give the collector a moment.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // After the pause: the job's backends have ended and been counted in the postmaster's total.
+      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
       // Minus this function's own two statements (each one transaction).
       const jobTransactions = (await transactions()) - transactionsBefore - 2;
       const delivered = fake!.forRecap(recap).length;
@@ -171,19 +220,27 @@ export async function runDigestBench(): Promise<void> {
         n,
         ...job,
         transactions: jobTransactions,
+        postgresCpuUs: postgresCpu,
         requests: times.length,
         rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore,
         gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
       };
       console.error(
-        `  ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
+        `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
       );
       return result;
     };
 
+    // Each size REPEATS times; its row is the run with the median time, and every run is listed.
     const free: JobRun[] = [];
+    const allRuns = new Map<number, JobRun[]>();
     fake.requestsPerSecond = null;
-    for (const n of SIZES) free.push(await run(n, `unconstrained-${n}`));
+    for (const n of SIZES) {
+      const runs: JobRun[] = [];
+      for (let r = 1; r <= REPEATS; r++) runs.push(await run(n, `unconstrained-${n}-${r}`));
+      allRuns.set(n, runs);
+      free.push([...runs].sort((a, b) => a.report.durationMs - b.report.durationMs)[Math.floor((runs.length - 1) / 2)]!);
+    }
 
     const limited: JobRun[] = [];
     fake.requestsPerSecond = RATE;
@@ -195,7 +252,10 @@ export async function runDigestBench(): Promise<void> {
     const floor = (n: number) => n / (BATCH * RATE);
     const freeRows = free.map(
       (r) =>
-        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${(r.transactions / r.n).toFixed(4)}** (${r.transactions}) | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${r.requests} | ${r.gapMs.p50} / ${r.gapMs.p90} |`,
+        `| ${r.n.toLocaleString('en-US')} | ${(r.report.durationMs / 1000).toFixed(1)} | ${(r.wallMs / 1000).toFixed(1)} | **${rate(r).toFixed(0)}** | **${(r.transactions / r.n).toFixed(4)}** (${r.transactions}) | **${mb(r.maxRssKb)}** | ${mb(r.sampledHwmKb)} | ${(r.jobCpuUs / r.n).toFixed(0)} / ${(r.providerCpuUs / r.n).toFixed(0)} / ${(r.postgresCpuUs / r.n).toFixed(0)} | ${r.requests} | ${r.gapMs.p50} / ${r.gapMs.p90} | ${allRuns
+          .get(r.n)!
+          .map((x) => `${rate(x).toFixed(0)}/s ${mb(x.maxRssKb)} MB`)
+          .join('; ')} |`,
     );
     const limitedRows = limited.map(
       (r) =>
@@ -205,19 +265,19 @@ export async function runDigestBench(): Promise<void> {
     const maxRss = Math.max(...free.map((r) => r.maxRssKb));
     const maxQueries = Math.max(...free.map((r) => r.transactions / r.n));
     const worstRatio = Math.max(...limited.map((r) => r.report.durationMs / 1000 / floor(r.n)));
-    const command = `npm run bench -- digest${process.env.DIGEST_BENCH_SIZES ? ` (DIGEST_BENCH_SIZES=${process.env.DIGEST_BENCH_SIZES})` : ''}${process.env.DIGEST_BENCH_RATE_SIZES ? ` (DIGEST_BENCH_RATE_SIZES=${process.env.DIGEST_BENCH_RATE_SIZES})` : ''}`;
+    const command = `npm run bench -- digest${process.env.DIGEST_BENCH_SIZES ? ` (DIGEST_BENCH_SIZES=${process.env.DIGEST_BENCH_SIZES})` : ''}${process.env.DIGEST_BENCH_RATE_SIZES ? ` (DIGEST_BENCH_RATE_SIZES=${process.env.DIGEST_BENCH_RATE_SIZES})` : ''}${process.env.DIGEST_BENCH_REPEATS ? ` (DIGEST_BENCH_REPEATS=${REPEATS})` : ''}`;
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : recordResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process (V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; message bodies parsed, not kept). Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, tsx, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms.
+      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, the bench process's (the stand-in provider's) while the job ran, and the PostgreSQL server's (its processes' /proc/PID/stat, ended backends included) while the job ran. Their sum over the machine's 2 cores bounds the rate a quiet machine can reach.
 
-(a) Unconstrained. Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 200 MB and flat as N grows. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
+(a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB and flat as N grows. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
 
-| subscribers | job s | wall s | recipients/s | queries / recipient (total) | peak RSS MB | sampled MB | requests | gap p50 / p90 ms |
-|---|---|---|---|---|---|---|---|---|
+| subscribers | job s | wall s | recipients/s | queries / recipient (total) | peak RSS MB | sampled MB | CPU µs / recipient: job / provider / PostgreSQL | requests | gap p50 / p90 ms | every run |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${freeRows.join('\n')}
 
-Slowest: ${minRate.toFixed(0)} recipients/s (${minRate >= 5000 ? 'meets' : 'misses'} 5,000/s); most queries per recipient ${maxQueries.toFixed(4)} (${maxQueries <= 0.05 ? 'meets' : 'misses'} 0.05); highest peak RSS ${mb(maxRss)} MB (${maxRss <= 200 * 1024 ? 'meets' : 'misses'} 200 MB).
+Slowest: ${minRate.toFixed(0)} recipients/s (${minRate >= 5000 ? 'meets' : 'misses'} 5,000/s); most queries per recipient ${maxQueries.toFixed(4)} (${maxQueries <= 0.05 ? 'meets' : 'misses'} 0.05); highest peak RSS ${mb(maxRss)} MB (${maxRss <= 150 * 1024 ? 'meets' : 'misses'} 150 MB).
 
 (b) The provider advertising and enforcing ${RATE} requests per second (ratelimit-limit/-remaining/-reset on every answer, 429 with retry-after past it): floor N / (100 · ${RATE}) s. Goal ≤ 1.1×.
 

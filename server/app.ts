@@ -198,7 +198,7 @@ export function createApp(deps: AppDeps) {
     perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
     logger,
   });
-  app.post('/api/subscribe', refuseCrossSite(config.siteUrl), guard.limitNetworkAddress, ...guard.screen);
+  app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
   app.use(
     subscribeRouter({
       signup,

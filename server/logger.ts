@@ -10,7 +10,8 @@ const EMAIL = /([\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]*@([\p{L}\p{N}-]+(?:\.[\p{L}\
 
 /** `reader@example.com` → `r***@example.com`. */
 export function maskEmails(text: string): string {
-  return text.replace(EMAIL, '$1***@$2');
+  // Most lines (every request's) hold no @ at all; the Unicode pattern is not run over those.
+  return text.includes('@') ? text.replace(EMAIL, '$1***@$2') : text;
 }
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

@@ -9,11 +9,13 @@
 // backends and survives any number of rotations. Hashes the list holds from before, made of the
 // exact address under the current or previous UNSUBSCRIBE_SECRET, are still offered after it, and
 // the database re-keys them to the mailbox hash the first time they match.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { normalizeEmail } from '../content/email-address.ts';
 import { mailboxKey } from './mailbox-key.ts';
 
-const deriveKey = (secret: string, label: string) => createHmac('sha256', secret).update(`launched-weekly key\0${label}`).digest();
+// KeyObjects rather than Buffers: Node 24 spends ~9 µs checking a Buffer key on every createHmac,
+// several times a signup's own hashing.
+const deriveKey = (secret: string, label: string): KeyObject => createSecretKey(createHmac('sha256', secret).update(`launched-weekly key\0${label}`).digest());
 
 export interface SubscriberKeys {
   /** The consent record's hash of a client network address. */
@@ -46,12 +48,19 @@ export function storedMailboxKey(source: MailboxKeySource): () => Promise<string
 export function subscriberKeys(secret: string, previousSecrets: readonly string[], mailboxHashKey: () => Promise<string>): SubscriberKeys {
   const networkKey = deriveKey(secret, 'consent network address');
   const legacyKeys = [secret, ...previousSecrets].map((s) => deriveKey(s, 'suppressed address'));
+  // The mailbox key, derived once per stored key (the store answers the same one every time).
+  let derived: { from: string; key: KeyObject } | undefined;
+  const mailboxKeyObject = async () => {
+    const stored = await mailboxHashKey();
+    if (derived?.from !== stored) derived = { from: stored, key: deriveKey(stored, 'mailbox') };
+    return derived.key;
+  };
   return {
     networkHash(address) {
       return address ? createHmac('sha256', networkKey).update(address).digest('base64url') : null;
     },
     async addressHashes(email) {
-      const mailboxKeyBytes = deriveKey(await mailboxHashKey(), 'mailbox');
+      const mailboxKeyBytes = await mailboxKeyObject();
       const normalised = normalizeEmail(email);
       return [
         createHmac('sha256', mailboxKeyBytes).update(mailboxKey(email)).digest('base64url'),

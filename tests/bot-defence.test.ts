@@ -152,6 +152,24 @@ for (const backend of backends) {
       expect((await send(from('127.0.2.5'), `${a.url}/api/subscribe`, json({ email: 'someone.else@example.com' }))).status).toBe(201);
     });
 
+    it('a post refused for its network address does not count against the mailbox it names', async () => {
+      const agent = from('127.0.4.1');
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await send(agent, `${a.url}/api/subscribe`, json({ email: `spent.${i}@example.com` }))).status);
+      // Both counts go to the database in one statement; the mailbox's is given back.
+      const refused = await send(agent, `${a.url}/api/subscribe`, json({ email: 'spared.victim@example.com' }));
+      expect([...statuses, refused.status]).toEqual([201, 201, 201, 201, 429]);
+      expect(JSON.parse(refused.body)).toEqual({ error: 'too_many_requests', message: RATE_LIMITED_MESSAGE });
+      expect(await stored('spared.victim@example.com')).toBeNull();
+      // The mailbox still has its 3 signups of the day, from other network addresses and replicas.
+      const email = 'spared.victim@example.com';
+      const later = [];
+      for (const [address, server] of [['127.0.4.2', b], ['127.0.4.3', a], ['127.0.4.4', b], ['127.0.4.5', a]] as const) {
+        later.push((await send(from(address), `${server.url}/api/subscribe`, json({ email }))).status);
+      }
+      expect(later).toEqual([201, 409, 409, 429]);
+    });
+
     it('limits posts per network address across replicas (RATE_LIMIT_PER_MINUTE=4 shared by both)', async () => {
       const agent = from('127.0.3.1');
       const statuses = [];

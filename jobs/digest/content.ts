@@ -4,7 +4,8 @@
 // the recap text, MAIL_FROM or SITE_URL changed.
 import { createHash } from 'node:crypto';
 import { personalizeTemplate, type PreparedDigest } from '../../emails/render-digest.ts';
-import type { OutgoingMessage } from '../../server/mail/types.ts';
+import { wholeMessage } from '../../server/mail/template.ts';
+import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../../server/mail/types.ts';
 import type { DigestContent, Subscriber } from '../../server/store/types.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/unsubscribe-token.ts';
 
@@ -58,7 +59,8 @@ export function rebuildMessages(
   subscriberIds: readonly string[],
   recipients: readonly Subscriber[],
   unsubscribeSecret: string,
-): { messages: OutgoingMessage[] } | { problem: string } {
+  template: PreparedTemplate | null = null,
+): { messages: BatchMessage[] } | { problem: string } {
   if (!content) return { problem: 'its stored content is missing' };
   if (content.secretFingerprint !== secretFingerprint(unsubscribeSecret)) {
     return { problem: 'UNSUBSCRIBE_SECRET changed since it was written, so its unsubscribe links cannot be rebuilt' };
@@ -66,5 +68,51 @@ export function rebuildMessages(
   const byId = new Map(recipients.map((r) => [r.id, r]));
   const missing = subscriberIds.filter((id) => !byId.has(id)).length;
   if (missing > 0) return { problem: `${missing} of its recipients were deleted since it was written` };
-  return { messages: subscriberIds.map((id) => messageFrom(content, byId.get(id)!, unsubscribeSecret)) };
+  const build = template ? (s: Subscriber) => templatedMessageFrom(content, template, s, unsubscribeSecret) : (s: Subscriber) => messageFrom(content, s, unsubscribeSecret);
+  return { messages: subscriberIds.map((id) => build(byId.get(id)!)) };
+}
+
+// Sending through a shared template: every copy differs only in its link token (the unsubscribe
+// and the subscription page's links carry the same one), so the template is the stored rendering
+// with both links filled in for a token marker, and the marker then made the placeholder.
+const TOKEN_VARIABLE = 'LINK_TOKEN';
+const TOKEN_MARKER = 'LWDIGESTLINKTOKENMARKER';
+
+/**
+ * The shared template for a stored rendering, or null when one cannot stand for it exactly: the
+ * content has braces a provider could read as its own placeholders, or a copy filled from the
+ * template would differ from the copy rendered whole (a site address the link builder rewrites).
+ */
+export function digestTemplateOf(content: DigestContent): MessageTemplate | null {
+  if ([content.subject, content.html, content.bodyText].some((part) => part.includes('{{') || part.includes('}}'))) return null;
+  const marked = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, unsubscribeUrlFor(content.siteUrl, TOKEN_MARKER));
+  const placeholder = `{{{${TOKEN_VARIABLE}}}}`;
+  const template: MessageTemplate = {
+    alias: `launched-weekly-digest-${content.recapDate}-${content.contentHash.slice(0, 16)}`,
+    name: `Launched Weekly digest ${content.recapDate} (${content.contentHash.slice(0, 8)})`,
+    subject: content.subject,
+    html: marked.html.replaceAll(TOKEN_MARKER, placeholder),
+    text: marked.text.replaceAll(TOKEN_MARKER, placeholder),
+    variables: [TOKEN_VARIABLE],
+  };
+  // A token is letters, digits, '-', '_' and '.': nothing a link or HTML escaping changes. Check one.
+  const probe: Subscriber = { id: 'template-check', email: 'check@example.com' };
+  const whole = messageFrom(content, probe, 'template-check');
+  const filled = wholeMessage(templatedMessageFrom(content, { ...template, id: template.alias }, probe, 'template-check'));
+  return whole.html === filled.html && whole.text === filled.text ? template : null;
+}
+
+/** One subscriber's message through the prepared template: the same envelope as messageFrom's. */
+export function templatedMessageFrom(content: DigestContent, template: PreparedTemplate, subscriber: Subscriber, unsubscribeSecret: string): TemplatedMessage {
+  const token = createUnsubscribeToken(subscriber.id, unsubscribeSecret);
+  const url = unsubscribeUrlFor(content.siteUrl, token);
+  return {
+    to: subscriber.email,
+    from: content.sender,
+    subject: content.subject,
+    template,
+    variables: { [TOKEN_VARIABLE]: encodeURIComponent(token) },
+    headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    tags: { recap: content.recapDate, kind: 'digest' },
+  };
 }

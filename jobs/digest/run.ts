@@ -15,12 +15,12 @@ import type { Recap } from '../../content/schema.ts';
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
-import { digestContentOf, messageFrom } from './content.ts';
+import { digestContentOf, messageFrom, templatedMessageFrom } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './report.ts';
-import { sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
+import { sendAndRecord, settleOpenBatches, templateFor, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
 
 export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
@@ -224,13 +224,17 @@ async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLe
   progress(run, total, false);
   if (settled) return settled;
   await store.saveDigestContent(content);
+  const prepared = await templateFor(ctx, content);
+  if ('stop' in prepared) return prepared.stop;
+  const { template } = prepared;
+  const messageFor = (s: Subscriber) => (template ? templatedMessageFrom(content, template, s, unsubscribeSecret) : messageFrom(content, s, unsubscribeSecret));
 
-  // The next group is read and rendered while this batch is with the provider.
+  // The next group is read and its messages made while this batch is with the provider.
   const groups = candidateGroups(store, content.recapDate, mailer.maxBatchSize, run.options.pageSize);
   const readNext = async () => {
     const next = await groups.next();
     if (next.done) return null;
-    return { group: next.value, messages: new Map(next.value.map((s) => [s.id, messageFrom(content, s, unsubscribeSecret)])) };
+    return { group: next.value, messages: new Map(next.value.map((s) => [s.id, messageFor(s)])) };
   };
   let upcoming = readNext();
   try {
@@ -245,7 +249,13 @@ async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLe
 
       const batch = await writeBatch(run, content, current.group);
       if (!batch) continue;
-      const stop = await sendAndRecord(ctx, batch, batch.subscriberIds.map((id) => current.messages.get(id)!));
+      const stop = await sendAndRecord(
+        ctx,
+        batch,
+        batch.subscriberIds.map((id) => current.messages.get(id)!),
+        batch.idempotencyKey,
+        { since: batch.createdAt, state: 'pending', justWritten: true },
+      );
       progress(run, total, false);
       if (stop) return stop;
     }

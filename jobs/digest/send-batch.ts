@@ -5,9 +5,9 @@
 // decide); it is never counted as a failure and never planned again.
 import { plural } from '../../content/text.ts';
 import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
-import type { Mailer, OutgoingMessage } from '../../server/mail/types.ts';
-import type { BatchFailure, BatchState, DigestBatch, DigestStore } from '../../server/store/types.ts';
-import { rebuildMessages } from './content.ts';
+import type { BatchMessage, Mailer, PreparedTemplate } from '../../server/mail/types.ts';
+import type { BatchFailure, BatchState, DigestBatch, DigestContent, DigestStore } from '../../server/store/types.ts';
+import { digestTemplateOf, rebuildMessages } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
 
 /** How long the provider honours an idempotency key (Resend: 24 hours). */
@@ -36,6 +36,32 @@ export interface BatchContext {
   warn?: (line: string) => void;
   /** Waits between attempts to record; tests make it instant. */
   pause?: (ms: number) => Promise<void>;
+  /** The run's registered templates by content hash (each rendering's registered once a run). */
+  templates?: Map<string, PreparedTemplate | null>;
+}
+
+/**
+ * The shared template a rendering's batches go out with, registered with the mailer once per run
+ * (Resend: found by its alias or created, and published), or null to send whole copies (the
+ * rendering cannot be a template). When the provider does not take it, the reason the run stops:
+ * nothing was sent, and a rerun tries again.
+ */
+export async function templateFor(ctx: BatchContext, content: DigestContent): Promise<{ template: PreparedTemplate | null } | { stop: string }> {
+  ctx.templates ??= new Map();
+  if (ctx.templates.has(content.contentHash)) return { template: ctx.templates.get(content.contentHash)! };
+  const template = digestTemplateOf(content);
+  if (!template) {
+    ctx.templates.set(content.contentHash, null);
+    return { template: null };
+  }
+  const outcome = await ctx.mailer.prepareTemplate(template, { signal: ctx.signal });
+  // Worded as a failed batch's stop is: the run stops, nothing was sent, a rerun tries again.
+  if (!outcome.ok) {
+    if (outcome.fatal) return { stop: `the provider refused the sender: ${outcome.reason}` };
+    return { stop: outcome.permanent ? `the provider refused the e-mail's template: ${outcome.reason}` : `the provider kept failing: ${outcome.reason}` };
+  }
+  ctx.templates.set(content.contentHash, outcome.template);
+  return { template: outcome.template };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,16 +102,23 @@ async function settle(ctx: BatchContext, batch: DigestBatch, write: () => Promis
 export async function sendAndRecord(
   ctx: BatchContext,
   batch: DigestBatch,
-  messages: OutgoingMessage[],
+  messages: BatchMessage[],
   idempotencyKey = batch.idempotencyKey,
   keyWindow: KeyWindow = { since: batch.createdAt, state: 'pending' },
+  /**
+   * The batch as whole copies, when `messages` go through a template: a batch first sent by a
+   * version that sent whole copies has its key bound to them, so when the provider says the key
+   * was used with another body, they are tried once under the same key.
+   */
+  wholeCopies?: () => BatchMessage[],
 ): Promise<string | null> {
   let vetoed: { reason: string; tooOld: boolean } | null = null;
+  let attempts = 0;
   const outcome = await ctx.mailer.sendBatch(messages, {
     idempotencyKey,
     signal: ctx.signal,
     beforeAttempt: async () => {
-      vetoed = await attemptVeto(ctx, batch, keyWindow);
+      vetoed = await attemptVeto(ctx, batch, keyWindow, keyWindow.justWritten === true && attempts++ === 0);
       return vetoed?.reason ?? null;
     },
   });
@@ -93,6 +126,7 @@ export async function sendAndRecord(
   const failures = outcome.results.flatMap((result, index) => (result.status === 'failed' ? [{ id: batch.subscriberIds[index]!, reason: result.reason, permanent: result.permanent }] : []));
 
   const conflict = failures.find((f) => isIdempotencyConflict(f.reason));
+  if (conflict && wholeCopies) return sendAndRecord(ctx, batch, wholeCopies(), idempotencyKey, keyWindow);
   if (conflict) {
     await markUnknown(ctx, batch, `the provider refused to repeat it under its key (${conflict.reason})`);
     return null;
@@ -128,6 +162,12 @@ export async function sendAndRecord(
 export interface KeyWindow {
   since: Date;
   state: BatchState;
+  /**
+   * The run wrote the batch a moment ago, under its lease, in this state: nobody else can have
+   * settled it before its first attempt (--settle takes only unknown batches, and a rerun needs the
+   * lease), so that attempt skips the database look; every retry, after a wait, still makes it.
+   */
+  justWritten?: boolean;
 }
 
 /**
@@ -135,11 +175,12 @@ export interface KeyWindow {
  * it meanwhile, e.g. with --settle) and its key younger than LAST_ATTEMPT_AGE_MS, so the provider
  * still knows the key whenever this attempt and its retries arrive. Null to go ahead.
  */
-async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow): Promise<{ reason: string; tooOld: boolean } | null> {
+async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow, stateKnown: boolean): Promise<{ reason: string; tooOld: boolean } | null> {
   const ageMs = ctx.now().getTime() - window.since.getTime();
   if (ageMs >= LAST_ATTEMPT_AGE_MS) {
     return { reason: `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; an attempt now could reach the provider after it forgets the idempotency key (${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h), so repeating it could send it twice`, tooOld: true };
   }
+  if (stateKnown) return null;
   const current = await ctx.store.findDigestBatch(batch.id);
   if (current?.state !== window.state) return { reason: `batch ${batch.id} is ${current?.state ?? 'gone'} now, settled elsewhere`, tooOld: false };
   return null;
@@ -172,13 +213,17 @@ export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch):
     return null;
   }
   const [content, recipients] = await Promise.all([ctx.store.findDigestContent(batch.contentHash), ctx.store.digestRecipients(batch.subscriberIds)]);
-  const rebuilt = rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret);
+  // The same template as the first attempt: its alias comes from the stored rendering.
+  const prepared = content ? await templateFor(ctx, content) : { template: null };
+  if ('stop' in prepared) return prepared.stop;
+  const rebuilt = rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret, prepared.template);
   if ('problem' in rebuilt) {
     await markUnknown(ctx, batch, `it cannot be repeated exactly: ${rebuilt.problem}`);
     return null;
   }
   ctx.warn?.(`Repeating batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}), left pending by an earlier run, with its stored idempotency key`);
-  return sendAndRecord(ctx, batch, rebuilt.messages);
+  const whole = () => (rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages;
+  return sendAndRecord(ctx, batch, rebuilt.messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? whole : undefined);
 }
 
 /** Every open batch of the recap, oldest first: pending ones settled, unknown ones reported. */

@@ -3,9 +3,10 @@
 // matched against a list of addresses. The key is derived from UNSUBSCRIBE_SECRET under its own
 // label, as server/subscriber-keys.ts does for its hashes, so no two uses share a key; `kind`
 // keeps an e-mail and a network address that happen to be the same text apart.
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 
 export function rateLimitHasher(secret: string): (kind: 'ip' | 'email', value: string) => string {
-  const key = createHmac('sha256', secret).update('launched-weekly key\0signup rate limit').digest();
+  // A KeyObject, not the Buffer: Node 24 spends ~9 µs checking a Buffer key on every createHmac.
+  const key = createSecretKey(createHmac('sha256', secret).update('launched-weekly key\0signup rate limit').digest());
   return (kind, value) => createHmac('sha256', key).update(`${kind}\0${value}`).digest('base64url');
 }

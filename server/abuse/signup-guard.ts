@@ -1,6 +1,6 @@
 // The bot defences in front of POST /api/subscribe, for the JSON API and the no-JavaScript form
-// alike. In order: a limit per network address (before the body is even read), then the honeypot,
-// the disposable-domain list and a limit per e-mail address. Only a request that passes all of
+// alike. In order: a limit per network address (an address over it is refused from memory before
+// its body is read), then the honeypot, the disposable-domain list and a limit per e-mail address. Only a request that passes all of
 // them reaches the signup route (routes/subscribe.ts); the body is parsed once, for both (signup.ts).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
@@ -51,81 +51,114 @@ function retryAfter(res: Response, limited: RateLimiterRes) {
   res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
 }
 
-export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { limitNetworkAddress: RequestHandler; screen: RequestHandler[] } {
+/** A limiter's answer, settled either way so that an answer not waited for cannot go unhandled. */
+type Verdict = { limited: RateLimiterRes | null; counted: boolean } | { error: unknown };
+
+/** Runs a body parser as a step of its own: its error (413, malformed JSON) is kept, not passed on. */
+const parsed = (parser: RequestHandler, req: Request, res: Response) =>
+  new Promise<unknown>((resolve) => {
+    void parser(req, res, (error?: unknown) => resolve(error));
+  });
+
+export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { screen: RequestHandler[] } {
   const batcher = new RateLimitBatcher(counters);
   const perNetworkAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
   const perEmailAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-email', points: perAddressPerDay, duration: DAY_SECONDS });
   const keyedHash = rateLimitHasher(secret);
   let trapped = 0;
 
-  /** A limiter's verdict: null when allowed, the refusal when over the limit. */
-  async function over(limiter: StoreRateLimiter, key: string): Promise<RateLimiterRes | null> {
-    try {
-      await limiter.consume(key);
-      return null;
-    } catch (refusal) {
-      if (refusal instanceof RateLimiterRes) return refusal;
-      throw refusal;
-    }
+  /** Counts one post against the limiter's key: `counted` when the count reached the store (or the insurance limiter). */
+  function verdict(limiter: StoreRateLimiter, key: string): Promise<Verdict> {
+    return limiter.consume(key).then(
+      () => ({ limited: null, counted: true }),
+      (refusal: unknown) => (refusal instanceof RateLimiterRes ? { limited: refusal, counted: refusal.consumedPoints > 0 } : { error: refusal }),
+    );
   }
 
-  const limitNetworkAddress: RequestHandler = async (req, res, next) => {
-    let limited: RateLimiterRes | null;
-    try {
-      limited = await over(perNetworkAddress, keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET)));
-    } catch (error) {
+  /** A mailbox's count taken for a post that is then refused for its network address is given back. */
+  function giveBack(counting: Promise<Verdict> | null, key: string) {
+    void counting?.then((result) => {
+      if (!('error' in result) && result.counted) {
+        perEmailAddress.reward(key, 1).catch((error: unknown) => logger.warn({ err: error }, 'a signup count per e-mail address could not be given back'));
+      }
+    });
+  }
+
+  /** Answers a post over the limit per network address, or whose count failed (true); false when it may go on. */
+  function networkAddressAnswer(req: Request, res: Response, result: Verdict): boolean {
+    if ('error' in result) {
       // The insurance limiter answers while the database is away, so this is not expected; if it
       // happens the reader is told to try later, as for any store failure, never shown a 500.
-      logger.error({ err: error }, 'signup limit per network address could not be checked');
-      if (isFormPost(req)) return backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
-      return sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+      logger.error({ err: result.error }, 'signup limit per network address could not be checked');
+      if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
+      else sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+      return true;
     }
-    if (!limited) return next();
-    retryAfter(res, limited);
-    // The body is not read yet; the form's page is the best place to say why.
-    if (isFormPost(req)) return backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
-    sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
-  };
+    if (!result.limited) return false;
+    retryAfter(res, result.limited);
+    // The body is not looked at; the form's page is the best place to say why.
+    if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
+    else sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
+    return true;
+  }
 
   // The same parsers and limits as the signup route's own; a body is parsed once, so the route's
   // parsers then let it through untouched.
   const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
   const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
 
+  /**
+   * In order: the limit per network address, the honeypot, the disposable-domain list, the limit
+   * per mailbox. The two counts go to the database in one statement (the batcher's): the body (at
+   * most 4 KB) is read first, so the mailbox is known, and its count is given back when the network
+   * address turns out to be over its limit, so a refused post still counts against no mailbox. A
+   * network address already refused from memory is answered before its body is read.
+   */
   const screen: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    const networkKey = keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET));
+    if (perNetworkAddress.blockedInMemory(networkKey)) {
+      networkAddressAnswer(req, res, await verdict(perNetworkAddress, networkKey));
+      return;
+    }
+    const bodyError = (await parsed(json, req, res)) ?? (await parsed(form, req, res));
     const viaForm = isFormPost(req);
-    if (!viaForm && !req.is('application/json')) return next();
-    const parsed = parseSignup(req, res, knownPaths);
-    const { sourcePath } = parsed;
+    const signup = bodyError === undefined && (viaForm || req.is('application/json')) ? parseSignup(req, res, knownPaths) : null;
+    const honeypot = signup !== null && honeypotFilled(req.body);
+    const mailbox = signup?.ok && !honeypot && !isDisposableAddress(signup.email) ? keyedHash('email', mailboxKey(signup.email)) : null;
+    const networkCount = verdict(perNetworkAddress, networkKey);
+    const mailboxCount = mailbox === null ? null : verdict(perEmailAddress, mailbox);
+    const network = await networkCount;
+    if (mailbox !== null && ('error' in network || network.limited)) giveBack(mailboxCount, mailbox);
+    if (networkAddressAnswer(req, res, network)) return;
+    if (bodyError !== undefined) return next(bodyError);
+    if (signup === null) return next();
+    const { sourcePath } = signup;
     const answer = (outcome: SignupOutcome, status: number, body: object) => (viaForm ? backToForm(res, sourcePath, outcome) : res.status(status).json(body));
 
-    if (honeypotFilled(req.body)) {
+    if (honeypot) {
       trapped += 1;
       logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
       // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
       return mode === 'double' ? answer('confirmation-sent', 202, { status: 'confirmation_sent' }) : answer('subscribed', 201, { status: 'subscribed' });
     }
     // An invalid address is the route's to explain.
-    if (!parsed.ok) return next();
-    const { email } = parsed;
-    if (isDisposableAddress(email)) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
-    let limited: RateLimiterRes | null;
-    try {
-      // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
-      limited = await over(perEmailAddress, keyedHash('email', mailboxKey(email)));
-    } catch (error) {
-      logger.error({ err: error }, 'signup limit per e-mail address could not be checked');
+    if (!signup.ok) return next();
+    if (mailboxCount === null) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
+    // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
+    const counted = await mailboxCount;
+    if ('error' in counted) {
+      logger.error({ err: counted.error }, 'signup limit per e-mail address could not be checked');
       return viaForm ? backToForm(res, sourcePath, 'unavailable') : sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
     }
-    if (limited) {
+    if (counted.limited) {
       // Double mode answers 202 whatever the address's state; a mailbox over its limit is one more
       // such state, and a bot spraying its spellings learns nothing from the answer.
       if (mode === 'double') return answer('confirmation-sent', 202, { status: 'confirmation_sent' });
-      retryAfter(res, limited);
+      retryAfter(res, counted.limited);
       return answer('address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
     }
     next();
   };
 
-  return { limitNetworkAddress, screen: [json, form, screen] };
+  return { screen: [screen] };
 }

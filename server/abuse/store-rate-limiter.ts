@@ -58,6 +58,12 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
     this.batcher = batcher;
   }
 
+  /** Whether the key is over its limit and refused from memory for now (consume then asks nobody). */
+  blockedInMemory(key: string): boolean {
+    const library = this as unknown as { getInMemoryBlockMsBeforeExpire(rlKey: string): number };
+    return library.getInMemoryBlockMsBeforeExpire(this.getKey(key)) > 0;
+  }
+
   _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCount> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_resolve, reject) => {

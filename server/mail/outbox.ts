@@ -5,7 +5,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { BatchOutcome, Mailer, MessageOutcome, OutgoingMessage, SendOptions } from './types.ts';
+import { wholeMessage } from './template.ts';
+import type { BatchMessage, BatchOutcome, Mailer, MessageOutcome, MessageTemplate, OutgoingMessage, SendOptions, TemplateOutcome } from './types.ts';
 
 export const OUTBOX_BATCH_LIMIT = 100;
 
@@ -16,7 +17,7 @@ const exists = (path: string) =>
   );
 
 /** Safe in a file name: the recap tag is a date, but nothing here trusts that. */
-const fileLabel = (message: OutgoingMessage) => (message.tags?.recap ?? 'mail').replace(/[^A-Za-z0-9_-]/g, '') || 'mail';
+const fileLabel = (message: BatchMessage) => (message.tags?.recap ?? 'mail').replace(/[^A-Za-z0-9_-]/g, '') || 'mail';
 
 export async function composeEml(message: OutgoingMessage, messageId: string): Promise<Buffer> {
   const composer = new MailComposer({
@@ -52,7 +53,12 @@ export class OutboxMailer implements Mailer {
     await rename(partial, target);
   }
 
-  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
+  /** Nothing to register: each message is filled in here, so its file holds the whole message. */
+  async prepareTemplate(template: MessageTemplate): Promise<TemplateOutcome> {
+    return { ok: true, template: { ...template, id: template.alias } };
+  }
+
+  async sendBatch(messages: readonly BatchMessage[], { idempotencyKey, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
     const batch = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 16);
     const results: MessageOutcome[] = [];
     const veto = await beforeAttempt?.();
@@ -61,7 +67,7 @@ export class OutboxMailer implements Mailer {
       await mkdir(this.dir, { recursive: true });
       for (const [index, message] of messages.entries()) {
         const name = `${fileLabel(message)}-${batch}-${String(index + 1).padStart(3, '0')}.eml`;
-        if (!(await exists(join(this.dir, name)))) await this.write(name, message);
+        if (!(await exists(join(this.dir, name)))) await this.write(name, wholeMessage(message));
         results.push({ status: 'accepted', providerId: name });
       }
       return { results };

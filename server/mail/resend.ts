@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Resend, type CreateBatchEmailOptions, type ErrorResponse } from 'resend';
 import { callWithPolicy, DEFAULT_DELIVERY_POLICY, RateGate, rateLimitWaitMs, type AttemptResult, type DeliveryPolicy } from './delivery-policy.ts';
-import type { BatchOutcome, Mailer, MessageOutcome, OutgoingMessage, SendOptions } from './types.ts';
+import type { BatchMessage, BatchOutcome, Mailer, MessageOutcome, MessageTemplate, OutgoingMessage, PreparedTemplate, SendOptions, TemplateOutcome } from './types.ts';
 
 export const RESEND_API_URL = 'https://api.resend.com';
 /** Resend's documented limit for POST /emails/batch. */
@@ -39,17 +39,24 @@ export function classifyResendError(error: ErrorResponse, headers: Record<string
   return { kind: 'permanent', reason };
 }
 
-function toResend(message: OutgoingMessage): CreateBatchEmailOptions {
-  return {
+function toResend(message: BatchMessage): CreateBatchEmailOptions {
+  const envelope = {
     from: message.from,
     to: [message.to],
     subject: message.subject,
-    html: message.html,
-    text: message.text,
     headers: message.headers,
     tags: message.tags ? Object.entries(message.tags).map(([name, value]) => ({ name, value })) : undefined,
   };
+  // A templated message carries the template's id and its values; Resend renders the body.
+  if ('template' in message) return { ...envelope, template: { id: message.template.id, variables: message.variables } };
+  return { ...envelope, html: message.html, text: message.text };
 }
+
+/**
+ * A batch refused because of its template (deleted, or not published): not the messages' fault,
+ * and a rerun that registers the template again can send them, so it is not permanent.
+ */
+const isTemplateRefusal = (error: ErrorResponse) => /template/i.test(error.message) && (error.statusCode === 404 || error.statusCode === 422);
 
 interface BatchReply {
   data: { id: string }[];
@@ -75,7 +82,54 @@ export class ResendMailer implements Mailer {
     return this.gate.advertisedLimit();
   }
 
-  async sendBatch(messages: readonly OutgoingMessage[], { idempotencyKey, signal, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
+  /**
+   * Finds the template by its alias (a rerun reuses what an earlier run created), else creates it;
+   * publishes it when it is a draft. Every call goes through the same retries and rate gate as
+   * the batches.
+   */
+  async prepareTemplate(template: MessageTemplate, options: { signal?: AbortSignal } = {}): Promise<TemplateOutcome> {
+    const call = <T>(request: (signal: AbortSignal) => Promise<{ data: T | null; error: ErrorResponse | null; headers: Record<string, string> | null }>, notFound?: T) =>
+      callWithPolicy<T>(
+        async () => {
+          const response = await request(AbortSignal.timeout(this.policy.requestTimeoutMs));
+          this.gate.observe(response.headers);
+          if (response.error) {
+            if (notFound !== undefined && response.error.statusCode === 404) return { kind: 'done', value: notFound };
+            return classifyResendError(response.error, response.headers);
+          }
+          return { kind: 'done', value: response.data as T };
+        },
+        { policy: this.policy, gate: this.gate, signal: options.signal },
+      );
+    const found = await call<{ id: string; status: string } | null>((signal) => this.client.templates.get(template.alias, { signal }), null);
+    if (!found.ok) return { ok: false, reason: found.fatal ? found.reason : `template ${template.alias}: ${found.reason}`, permanent: found.permanent, fatal: found.fatal };
+    let id = found.value?.id;
+    if (!id) {
+      const created = await call<{ id: string }>((signal) =>
+        Promise.resolve(this.client.templates.create(
+          {
+            name: template.name,
+            alias: template.alias,
+            subject: template.subject,
+            html: template.html,
+            text: template.text,
+            variables: template.variables.map((key) => ({ key, type: 'string' as const })),
+          },
+          { signal },
+        )),
+      );
+      if (!created.ok) return { ok: false, reason: created.fatal ? created.reason : `creating template ${template.alias}: ${created.reason}`, permanent: created.permanent, fatal: created.fatal };
+      id = created.value.id;
+    }
+    if (found.value?.status !== 'published') {
+      const published = await call<{ id: string }>((signal) => this.client.templates.publish(id!, { signal }));
+      if (!published.ok) return { ok: false, reason: published.fatal ? published.reason : `publishing template ${template.alias}: ${published.reason}`, permanent: published.permanent, fatal: published.fatal };
+    }
+    const prepared: PreparedTemplate = { ...template, id };
+    return { ok: true, template: prepared };
+  }
+
+  async sendBatch(messages: readonly BatchMessage[], { idempotencyKey, signal, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
     const results: MessageOutcome[] = [];
     const chunks = Math.ceil(messages.length / RESEND_BATCH_LIMIT);
     for (let index = 0; index < chunks; index++) {
@@ -92,7 +146,7 @@ export class ResendMailer implements Mailer {
     return { results };
   }
 
-  private async sendChunk(chunk: readonly OutgoingMessage[], idempotencyKey: string, signal?: AbortSignal, beforeAttempt?: SendOptions['beforeAttempt']): Promise<BatchOutcome> {
+  private async sendChunk(chunk: readonly BatchMessage[], idempotencyKey: string, signal?: AbortSignal, beforeAttempt?: SendOptions['beforeAttempt']): Promise<BatchOutcome> {
     const payload = chunk.map(toResend);
     const call = await callWithPolicy<BatchReply>(
       async () => {
@@ -103,13 +157,16 @@ export class ResendMailer implements Mailer {
           signal: AbortSignal.timeout(this.policy.requestTimeoutMs),
         });
         this.gate.observe(response.headers);
+        if (response.error && isTemplateRefusal(response.error)) return { kind: 'permanent', reason: `template_unavailable: ${describe(response.error)}` };
         if (response.error) return classifyResendError(response.error, response.headers);
         return { kind: 'done', value: response.data as BatchReply };
       },
       { policy: this.policy, gate: this.gate, signal, beforeAttempt },
     );
     if (!call.ok) {
-      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent };
+      // Retrying the same request cannot help a template refusal, but a rerun can (see isTemplateRefusal).
+      const permanent = call.permanent && !call.reason.startsWith('template_unavailable');
+      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent };
       return { results: chunk.map(() => failed), fatal: call.fatal ? call.reason : undefined };
     }
     const refused = new Map((call.value.errors ?? []).map((error) => [error.index, error.message]));

@@ -1,17 +1,53 @@
 // The one mail interface the digest job depends on. Two backends implement it: Resend (the real
 // provider) and the embedded outbox (one .eml file per message in DATA_DIR/outbox).
 
-export interface OutgoingMessage {
+interface MessageEnvelope {
   to: string;
   from: string;
   subject: string;
-  html: string;
-  text: string;
   /** Extra headers, e.g. List-Unsubscribe and List-Unsubscribe-Post. */
   headers: Record<string, string>;
   /** Provider-side labels (Resend tags: ASCII letters, digits, `_` and `-` only). */
   tags?: Record<string, string>;
 }
+
+/** A message with its whole body. */
+export interface OutgoingMessage extends MessageEnvelope {
+  html: string;
+  text: string;
+}
+
+/**
+ * A body shared by many messages, each filling its placeholders: `{{{NAME}}}` in the HTML and
+ * text parts (Resend's syntax), replaced by the value as given, nothing escaped.
+ */
+export interface MessageTemplate {
+  /** Stable for the same content: a rerun finds the template an earlier run registered. */
+  alias: string;
+  /** What a person sees in the provider's dashboard. */
+  name: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** Every placeholder the parts use. */
+  variables: readonly string[];
+}
+
+/** A template the mailer has registered (Resend: created and published) and can send. */
+export interface PreparedTemplate extends MessageTemplate {
+  /** The provider's id (Resend) or the alias (outbox). */
+  id: string;
+}
+
+/** A message whose body is a prepared template with these values. */
+export interface TemplatedMessage extends MessageEnvelope {
+  template: PreparedTemplate;
+  variables: Record<string, string>;
+}
+
+export type BatchMessage = OutgoingMessage | TemplatedMessage;
+
+export type TemplateOutcome = { ok: true; template: PreparedTemplate } | { ok: false; reason: string; permanent: boolean; fatal?: boolean };
 
 export type MessageOutcome =
   | { status: 'accepted'; providerId: string | null }
@@ -57,7 +93,12 @@ export interface Mailer {
   readonly from: string;
   /** The most messages one provider call takes; larger batches are split. */
   readonly maxBatchSize: number;
-  sendBatch(messages: readonly OutgoingMessage[], options: SendOptions): Promise<BatchOutcome>;
+  /**
+   * Registers a shared body once (Resend: looked up by alias, else created; published), so each
+   * message of a batch carries only its values.
+   */
+  prepareTemplate(template: MessageTemplate, options?: { signal?: AbortSignal }): Promise<TemplateOutcome>;
+  sendBatch(messages: readonly BatchMessage[], options: SendOptions): Promise<BatchOutcome>;
   /** One message, e.g. a test to the operator's own address. */
   send(message: OutgoingMessage, options?: { signal?: AbortSignal }): Promise<MessageOutcome>;
 }

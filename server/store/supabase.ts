@@ -129,7 +129,7 @@ export async function openSupabaseStore(config: SupabaseStoreConfig): Promise<St
       return answer.data as unknown;
     },
     // One signup per request: a group over HTTP would save little and decide the same.
-    batchSignups: false,
+    signupStatementsInFlight: 0,
     checkReady: () => checkReady(service, migrationVersions),
     // Requests still in flight (a shutdown during a slow answer) end now instead of holding it up.
     // Without a reason the abort is an AbortError, which supabase-js does not retry.

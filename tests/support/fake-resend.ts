@@ -1,4 +1,5 @@
-// A local stand-in for Resend's HTTP API (POST /emails, POST /emails/batch), answering in Resend's
+// A local stand-in for Resend's HTTP API (POST /emails, POST /emails/batch; templates: POST
+// /templates, GET /templates/:id-or-alias, POST /templates/:id-or-alias/publish), answering in Resend's
 // documented format: JSON errors { statusCode, name, message }, 422 validation_error, 429
 // rate_limit_exceeded with retry-after and ratelimit-* headers, 409 for an idempotency key reused
 // with another payload, and idempotency keys honoured for 24 hours (same key and payload: the
@@ -44,6 +45,7 @@ interface CachedAnswer {
 }
 
 interface EmailInput {
+  template?: unknown;
   from?: unknown;
   to?: unknown;
   subject?: unknown;
@@ -53,20 +55,39 @@ interface EmailInput {
   tags?: unknown;
 }
 
+export interface FakeTemplate {
+  id: string;
+  alias: string | null;
+  name: string;
+  subject: string | null;
+  html: string;
+  text: string | null;
+  variables: { key: string; type: string; fallback_value: string | number | null }[];
+  status: 'draft' | 'published';
+  created_at: string;
+  published_at: string | null;
+}
+
+// Resend's template syntax: {{{NAME}}}, the value as given.
+const PLACEHOLDER = /\{\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\}/g;
+const RESERVED_VARIABLES = new Set(['FIRST_NAME', 'LAST_NAME', 'EMAIL', 'UNSUBSCRIBE_URL', 'contact', 'this']);
+
 export class FakeResend {
   url = '';
   readonly messages: FakeMessage[] = [];
+  /** Templates by id, as created through POST /templates. */
+  readonly templates = new Map<string, FakeTemplate>();
   readonly requests: FakeRequest[] = [];
   /** Addresses the provider refuses (validation_error), as it would an undeliverable format. */
   readonly refusedAddresses = new Set<string>();
   /** While true, every request answers 503 in Resend's error format and nothing is accepted. */
   outage = false;
-  /** The next N requests answer 429 rate_limit_exceeded with this retry-after. */
+  /** The next N e-mail requests answer 429 rate_limit_exceeded with this retry-after. */
   rateLimitStorm = 0;
   stormRetryAfterSeconds = 1;
-  /** The next N requests answer 500 internal_server_error. */
+  /** The next N e-mail requests answer 500 internal_server_error. */
   serverErrors = 0;
-  /** The next N requests are never answered; with hangAfterAccept they are accepted first. */
+  /** The next N e-mail requests are never answered; with hangAfterAccept they are accepted first. */
   hang = 0;
   hangAfterAccept = true;
   /** Advertised (ratelimit-* headers) and enforced (429) requests per one-second window. */
@@ -155,7 +176,8 @@ export class FakeResend {
       log(503, 'outage');
       return this.error(res, 503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.', {});
     }
-    if (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch')) {
+    const templatePath = /^\/templates(?:\/([^/]+)(\/publish)?)?$/.exec(path);
+    if (!templatePath && (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch'))) {
       log(405, 'not-found');
       return this.error(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.', {});
     }
@@ -183,6 +205,8 @@ export class FakeResend {
       }
     }
     const rate = this.rateHeaders(now);
+    // The storm, server-error and hang knobs count e-mail requests only; an outage stops everything.
+    if (templatePath) return this.handleTemplate(req.method ?? 'GET', templatePath[1], Boolean(templatePath[2]), raw, res, rate, log);
     if (this.rateLimitStorm > 0) {
       this.rateLimitStorm--;
       log(429, 'storm');
@@ -240,6 +264,11 @@ export class FakeResend {
       log(422, 'validation');
       return this.error(res, 422, 'validation_error', 'The `emails` field must be an array of 1 to 100 emails.', rate);
     }
+    const templateProblem = emails.map((email) => this.templateProblem(email)).find((p) => p !== null);
+    if (templateProblem) {
+      log(templateProblem.status, 'template');
+      return this.error(res, templateProblem.status, templateProblem.name, templateProblem.message, rate);
+    }
     const problems = emails.map((email) => this.problemWith(email));
     const firstProblem = problems.find((p) => p !== null);
     if (firstProblem && (!batch || !permissive)) {
@@ -258,13 +287,14 @@ export class FakeResend {
       }
       const id = randomUUID();
       accepted.push({ id });
+      const body = this.keepBodies ? this.bodyOf(email) : { subject: String(email.subject ?? '') };
       this.messages.push({
         id,
         from: String(email.from),
         to: Array.isArray(email.to) ? email.to.map(String) : [String(email.to)],
-        subject: String(email.subject),
-        html: this.keepBodies && typeof email.html === 'string' ? email.html : undefined,
-        text: this.keepBodies && typeof email.text === 'string' ? email.text : undefined,
+        subject: body.subject,
+        html: body.html,
+        text: body.text,
         headers: this.keepBodies ? ((email.headers as Record<string, string> | undefined) ?? {}) : {},
         tags: Array.isArray(email.tags) ? (email.tags as { name: string; value: string }[]) : [],
         idempotencyKey: key,
@@ -297,9 +327,106 @@ export class FakeResend {
         return 'Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.';
       }
     }
+    if (email.template !== undefined) return null;
     if (typeof email.subject !== 'string' || email.subject === '') return 'Missing `subject` field.';
     if (typeof email.html !== 'string' && typeof email.text !== 'string') return 'Missing `html` or `text` field.';
     return null;
+  }
+
+  /** The message as its recipient gets it: a templated one rendered with its variables. */
+  private bodyOf(email: EmailInput): { subject: string; html?: string; text?: string } {
+    const ref = email.template as { id: string; variables?: Record<string, string | number> } | undefined;
+    if (!ref) return { subject: String(email.subject), html: typeof email.html === 'string' ? email.html : undefined, text: typeof email.text === 'string' ? email.text : undefined };
+    const template = this.findTemplate(ref.id)!;
+    const values = new Map(template.variables.map((v) => [v.key, ref.variables?.[v.key] ?? v.fallback_value]));
+    const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => String(values.get(name) ?? ''));
+    return { subject: fill(typeof email.subject === 'string' ? email.subject : (template.subject ?? '')), html: fill(template.html), text: template.text === null ? undefined : fill(template.text) };
+  }
+
+  findTemplate(idOrAlias: string): FakeTemplate | undefined {
+    return this.templates.get(idOrAlias) ?? [...this.templates.values()].find((t) => t.alias === idOrAlias);
+  }
+
+  /** A batch naming a template that does not exist or is not published fails as a whole. */
+  private templateProblem(email: EmailInput): { status: number; name: string; message: string } | null {
+    if (email.template === undefined) return null;
+    const ref = email.template as { id?: unknown; variables?: unknown };
+    if (typeof ref !== 'object' || ref === null || typeof ref.id !== 'string') return { status: 422, name: 'validation_error', message: 'The `template.id` field must be a string.' };
+    if (email.html !== undefined || email.text !== undefined) return { status: 422, name: 'validation_error', message: 'The `html` and `text` fields cannot be used together with `template`.' };
+    const template = this.findTemplate(ref.id);
+    if (!template) return { status: 404, name: 'not_found', message: 'Template not found' };
+    if (template.status !== 'published') return { status: 422, name: 'validation_error', message: `Template ${ref.id} is not published. Publish the template before sending.` };
+    const values = (ref.variables ?? {}) as Record<string, unknown>;
+    const missing = template.variables.find((v) => v.fallback_value === null && (values[v.key] === undefined || values[v.key] === null));
+    if (missing) return { status: 422, name: 'validation_error', message: `Missing required variable '${missing.key}'.` };
+    return null;
+  }
+
+  private handleTemplate(method: string, idOrAlias: string | undefined, publish: boolean, raw: string, res: ServerResponse, rate: Record<string, string>, log: (status: number, kind: string) => void) {
+    if (idOrAlias === undefined && method === 'POST') {
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        log(422, 'invalid-json');
+        return this.error(res, 422, 'validation_error', 'Invalid JSON body.', rate);
+      }
+      return this.createTemplate(body as Record<string, unknown>, res, rate, log);
+    }
+    const template = idOrAlias === undefined ? undefined : this.findTemplate(decodeURIComponent(idOrAlias));
+    if ((method === 'GET' && !publish) || (method === 'POST' && publish)) {
+      if (!template) {
+        log(404, 'template-not-found');
+        return this.error(res, 404, 'not_found', 'Template not found', rate);
+      }
+      if (publish) {
+        template.status = 'published';
+        template.published_at = new Date(this.clock()).toISOString();
+        log(200, 'template-published');
+        return this.answer(res, 200, { id: template.id, object: 'template' }, rate);
+      }
+      log(200, 'template');
+      return this.answer(res, 200, { object: 'template', ...template, updated_at: template.created_at, from: null, reply_to: null, has_unpublished_versions: template.status === 'draft', current_version_id: template.id }, rate);
+    }
+    log(405, 'not-found');
+    return this.error(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.', rate);
+  }
+
+  private createTemplate(input: Record<string, unknown>, res: ServerResponse, rate: Record<string, string>, log: (status: number, kind: string) => void) {
+    const refuse = (message: string) => {
+      log(422, 'template-validation');
+      return this.error(res, 422, 'validation_error', message, rate);
+    };
+    if (typeof input?.name !== 'string' || input.name === '') return refuse('Missing `name` field.');
+    if (typeof input.html !== 'string' || input.html === '') return refuse('Missing `html` field.');
+    const variables = Array.isArray(input.variables) ? (input.variables as FakeTemplate['variables']) : [];
+    if (variables.length > 50) return refuse('A template can have at most 50 variables.');
+    const reserved = variables.find((v) => RESERVED_VARIABLES.has(v.key));
+    if (reserved) return refuse(`The variable name '${reserved.key}' is reserved and cannot be used.`);
+    const declared = new Set(variables.map((v) => v.key));
+    for (const part of [input.subject, input.html, input.text]) {
+      if (typeof part !== 'string') continue;
+      for (const match of part.matchAll(PLACEHOLDER)) {
+        if (!declared.has(match[1]!)) return refuse(`Variable '${match[1]}' is used in the template but not defined in the variables list`);
+      }
+    }
+    const alias = typeof input.alias === 'string' ? input.alias : null;
+    if (alias && this.findTemplate(alias)) return refuse(`A template with the alias '${alias}' already exists.`);
+    const template: FakeTemplate = {
+      id: randomUUID(),
+      alias,
+      name: input.name,
+      subject: typeof input.subject === 'string' ? input.subject : null,
+      html: input.html,
+      text: typeof input.text === 'string' ? input.text : null,
+      variables: variables.map((v) => ({ key: v.key, type: v.type, fallback_value: v.fallback_value ?? null })),
+      status: 'draft',
+      created_at: new Date(this.clock()).toISOString(),
+      published_at: null,
+    };
+    this.templates.set(template.id, template);
+    log(201, 'template-created');
+    return this.answer(res, 201, { id: template.id, object: 'template' }, rate);
   }
 }
 
