@@ -4,7 +4,6 @@
 // them reaches the signup route (routes/subscribe.ts); the body is parsed once, for both (signup.ts).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import { honeypotFilled } from '../../client/honeypot.ts';
 import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
 import { sendError } from '../errors.ts';
@@ -16,7 +15,7 @@ import type { SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
 import { RateLimitBatcher } from './rate-limit-batcher.ts';
-import { StoreRateLimiter } from './store-rate-limiter.ts';
+import { RateLimiterRes, StoreRateLimiter } from './store-rate-limiter.ts';
 
 /** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */
 export const SIGNUPS_PER_ADDRESS_PER_DAY = 3;
