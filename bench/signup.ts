@@ -62,6 +62,8 @@ interface Figures {
   cpuUs?: number;
   /** PostgreSQL's CPU time per request (all its processes), when the backend is PostgreSQL. */
   dbCpuUs?: number;
+  /** The bench process's CPU time per request while autocannon sends the app's load. */
+  loadCpuUs?: number;
 }
 
 /** User + system CPU seconds a process has used, from /proc (Linux; clock ticks of 1/100 s). */
@@ -168,6 +170,7 @@ const nextClient = () => {
 async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
   const cpuBefore = await cpuSeconds(server.pid);
   const dbBefore = await databaseCpu?.();
+  const loadBefore = process.cpuUsage();
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
@@ -189,9 +192,10 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
   if (result.errors + result.timeouts > 0 || Object.keys(statuses ?? {}).some((status) => status !== EXPECTED_STATUS)) {
     throw new Error(`signups did not all answer ${EXPECTED_STATUS}: ${JSON.stringify({ errors: result.errors, timeouts: result.timeouts, statuses })}`);
   }
+  const load = process.cpuUsage(loadBefore);
   const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / result.requests.total;
   const dbCpuUs = dbBefore === undefined ? undefined : ((await databaseCpu!()) - dbBefore) * 1e6 / result.requests.total;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs, loadCpuUs: (load.user + load.system) / result.requests.total };
 }
 
 /** The same app answering GET /healthz (no body, no database): its HTTP ceiling on this machine. */
@@ -255,7 +259,7 @@ async function compare(label: string, server: AppServer, insert: (email: string)
       `| ${label} | ${round} | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.cpuUs!.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.cpuUs!.toFixed(0)} | ${(a.rps / b.rps).toFixed(2)} | ${h.rps.toFixed(0)} | ${h.cpuUs!.toFixed(0)} | ${dbCpu(a)} / ${dbCpu(b)} |`,
     );
     console.error(
-      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU), /healthz ${h.rps.toFixed(0)} req/s`,
+      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU, ${a.loadCpuUs!.toFixed(0)} µs autocannon CPU), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU), /healthz ${h.rps.toFixed(0)} req/s`,
     );
   }
   const mid = (list: Figures[]): Figures => ({
@@ -263,6 +267,7 @@ async function compare(label: string, server: AppServer, insert: (email: string)
     p50: median(list.map((f) => f.p50)),
     p99: median(list.map((f) => f.p99)),
     cpuUs: median(list.map((f) => f.cpuUs ?? 0)),
+    loadCpuUs: median(list.map((f) => f.loadCpuUs ?? 0)),
     dbCpuUs: list[0]?.dbCpuUs === undefined ? undefined : median(list.map((f) => f.dbCpuUs ?? 0)),
   });
   const appMedian = mid(app);
@@ -338,7 +343,7 @@ ${[...postgres.rows, ...(pglite?.rows ?? [])].join('\n')}
 
 **PostgreSQL: app ${postgres.app.rps.toFixed(0)} signups/s = ${postgres.ratio.toFixed(2)} × the raw INSERT loop** (goal ≥ 0.60), and ${ceiling.toFixed(2)} × the same process's /healthz.
 
-How the app writes: a signup that finds no statement in flight is written alone at once; the ones that arrive while a statement runs are written together in the next one, a multi-row INSERT (server/store/signup-batcher.ts), each answered only after its row has committed. "Raw" stays one statement per row: the path the app took before, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, helmet's headers, compression's check, the request log: /healthz); the rest is the signup path (rate limit, cross-site check, body parsing, validation, its share of a statement, the JSON answer).`,
+How the app writes: a signup's two limit counts go to the database together, in one statement with the other signups' of that moment (server/abuse/rate-limit-batcher.ts, at most two in flight); then its row, in a multi-row INSERT with the signups that arrived meanwhile (server/store/signup-batcher.ts, at most three statements in flight on PostgreSQL, one on PGlite), each answered only after its row has committed. "Raw" stays one statement per row with no limits, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, helmet's headers, compression's check, the request log: /healthz); the rest is the signup path (limit counts, cross-site check, body parsing, validation, its share of two statements, the JSON answer). The three processes share the machine's cores: per signup the app ${postgres.app.cpuUs!.toFixed(0)} µs, PostgreSQL ${dbCpu(postgres.app)} µs and autocannon ${postgres.app.loadCpuUs!.toFixed(0)} µs of CPU; per raw insert PostgreSQL ${dbCpu(postgres.raw)} µs and the pg driver ${postgres.raw.cpuUs!.toFixed(0)} µs.`,
   );
   return { ratio: postgres.ratio };
 }

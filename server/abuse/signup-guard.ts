@@ -4,7 +4,6 @@
 // them reaches the signup route (routes/subscribe.ts); the body is parsed once, for both (signup.ts).
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import { honeypotFilled } from '../../client/honeypot.ts';
 import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
 import { sendError } from '../errors.ts';
@@ -16,7 +15,7 @@ import type { SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
 import { RateLimitBatcher } from './rate-limit-batcher.ts';
-import { StoreRateLimiter } from './store-rate-limiter.ts';
+import { RateLimiterRes, StoreRateLimiter } from './store-rate-limiter.ts';
 
 /** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */
 export const SIGNUPS_PER_ADDRESS_PER_DAY = 3;
@@ -61,6 +60,24 @@ const parsed = (parser: RequestHandler, req: Request, res: Response) =>
     void parser(req, res, (error?: unknown) => resolve(error));
   });
 
+/** Answers a post over the limit per network address, or whose count failed (true); false when it may go on. */
+function networkAddressAnswer(req: Request, res: Response, result: Verdict, { logger, knownPaths }: Pick<SignupGuardOptions, 'logger' | 'knownPaths'>): boolean {
+  if ('error' in result) {
+    // The insurance limiter answers while the database is away, so this is not expected; if it
+    // happens the reader is told to try later, as for any store failure, never shown a 500.
+    logger.error({ err: result.error }, 'signup limit per network address could not be checked');
+    if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
+    else sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
+    return true;
+  }
+  if (!result.limited) return false;
+  retryAfter(res, result.limited);
+  // The body is not looked at; the form's page is the best place to say why.
+  if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
+  else sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
+  return true;
+}
+
 export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { screen: RequestHandler[] } {
   const batcher = new RateLimitBatcher(counters);
   const perNetworkAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
@@ -85,24 +102,6 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     });
   }
 
-  /** Answers a post over the limit per network address, or whose count failed (true); false when it may go on. */
-  function networkAddressAnswer(req: Request, res: Response, result: Verdict): boolean {
-    if ('error' in result) {
-      // The insurance limiter answers while the database is away, so this is not expected; if it
-      // happens the reader is told to try later, as for any store failure, never shown a 500.
-      logger.error({ err: result.error }, 'signup limit per network address could not be checked');
-      if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'unavailable');
-      else sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
-      return true;
-    }
-    if (!result.limited) return false;
-    retryAfter(res, result.limited);
-    // The body is not looked at; the form's page is the best place to say why.
-    if (isFormPost(req)) backToForm(res, safeSourcePath(refererPath(req), knownPaths), 'rate-limited');
-    else sendError(res, 429, 'too_many_requests', RATE_LIMITED_MESSAGE);
-    return true;
-  }
-
   // The same parsers and limits as the signup route's own; a body is parsed once, so the route's
   // parsers then let it through untouched.
   const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
@@ -118,7 +117,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
   const screen: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const networkKey = keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET));
     if (perNetworkAddress.blockedInMemory(networkKey)) {
-      networkAddressAnswer(req, res, await verdict(perNetworkAddress, networkKey));
+      networkAddressAnswer(req, res, await verdict(perNetworkAddress, networkKey), { logger, knownPaths });
       return;
     }
     const bodyError = (await parsed(json, req, res)) ?? (await parsed(form, req, res));
@@ -130,7 +129,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     const mailboxCount = mailbox === null ? null : verdict(perEmailAddress, mailbox);
     const network = await networkCount;
     if (mailbox !== null && ('error' in network || network.limited)) giveBack(mailboxCount, mailbox);
-    if (networkAddressAnswer(req, res, network)) return;
+    if (networkAddressAnswer(req, res, network, { logger, knownPaths })) return;
     if (bodyError !== undefined) return next(bodyError);
     if (signup === null) return next();
     const { sourcePath } = signup;
