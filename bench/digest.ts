@@ -49,14 +49,16 @@ const SAMPLE_MS = 50;
 const FROM_SOURCE = Boolean(process.env.DIGEST_BENCH_SOURCE);
 const JOB = FROM_SOURCE ? ['--import', 'tsx', 'bin/digest.ts'] : ['dist/bin/digest.js'];
 
-// The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux).
-const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>{const u=process.resourceUsage();process.stderr.write('\\nmaxRSS '+u.maxRSS+' cpu '+(u.userCPUTime+u.systemCPUTime)+'\\n')})`;
+// The job's own high-water mark, written as it exits (stderr is a pipe: synchronous on Linux):
+// VmHWM of its memory map, not resourceUsage().maxRSS, which on Linux carries the RSS of the
+// process that spawned it (this bench, 170–220 MB) over the fork and exec.
+const REPORT_MAX_RSS = `data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>{const u=process.resourceUsage();const hwm=/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1];process.stderr.write('\\nmaxRSS '+hwm+' cpu '+(u.userCPUTime+u.systemCPUTime)+'\\n')})`;
 
 interface JobRun {
   n: number;
   report: DigestReport;
   wallMs: number;
-  /** kB, from the job's process.resourceUsage() at exit. */
+  /** kB, the job's VmHWM (/proc/self/status) as it exits. */
   maxRssKb: number;
   /** kB, VmHWM from /proc as last sampled (a cross-check; it misses the last few ms). */
   sampledHwmKb: number;
@@ -269,7 +271,7 @@ export async function runDigestBench(): Promise<void> {
     await (process.env.DIGEST_BENCH_PRINT_ONLY ? async (_title: string, _command: string, body: string) => console.log(body) : recordResults)(
       'Weekly digest: throughput, memory and pacing',
       command,
-      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's \`process.resourceUsage().maxRSS\` at exit; "sampled" is /proc VmHWM polled every ${SAMPLE_MS} ms. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, the bench process's (the stand-in provider's) while the job ran, and the PostgreSQL server's (its processes' /proc/PID/stat, ended backends included) while the job ran. Their sum over the machine's 2 cores bounds the rate a quiet machine can reach.
+      `\`npm run digest -- --json --recap WEEK\` as a child process (\`${JOB.join(' ')}\`, V8 flags \`${DIGEST_NODE_FLAGS.join(' ')}\`${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's VmHWM (/proc/self/status) read as it exits, in MiB; "sampled" is the same figure polled every ${SAMPLE_MS} ms from outside. Not \`process.resourceUsage().maxRSS\`: on Linux it carries the RSS of the process that spawned the job (this bench, 170–220 MB) over the fork and exec, which inflated the peak RSS of earlier runs of this bench. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, the bench process's (the stand-in provider's) while the job ran, and the PostgreSQL server's (its processes' /proc/PID/stat, ended backends included) while the job ran. Their sum over the machine's 2 cores bounds the rate a quiet machine can reach.
 
 (a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB and flat as N grows. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
 

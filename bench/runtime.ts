@@ -50,7 +50,8 @@ const ALLOCATOR_PREFIX = Object.entries(ALLOCATOR_ENV).map(([name, value]) => `$
 // 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).
 const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='sample')return;globalThis.gc();const u=process.memoryUsage();process.send({heapUsed:u.heapUsed,heapTotal:u.heapTotal,external:u.external,arrayBuffers:u.arrayBuffers,rssAfterGc:u.rss})})`;
 // The digest job's own high-water mark, written as it exits.
-const REPORT_MAX_RSS = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxRSS '+process.resourceUsage().maxRSS+'\\n'))`;
+// VmHWM of its own memory map: resourceUsage().maxRSS would carry this bench's RSS over the fork and exec.
+const REPORT_MAX_RSS = `data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>process.stderr.write('\\nmaxRSS '+/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]+'\\n'))`;
 
 interface Target {
   name: string;
@@ -346,7 +347,7 @@ ${detail}
 
 Production dependencies installed (\`npm ci\` of package.json + lock into an empty directory, --ignore-scripts): \`--omit=dev\` ${f(omitDev.disk)} MiB on disk (${f(omitDev.apparent)} MiB apparent); \`--omit=dev --omit=optional\` (what the image keeps: \`npm prune --omit=dev --omit=optional\`) ${f(omitDevOptional.disk)} MiB on disk (${f(omitDevOptional.apparent)} MiB apparent).
 
-${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (resourceUsage().maxRSS) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
+${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (its VmHWM as it exits) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
     else await recordResults('Runtime: compiled server, memory, start-up, install size', `${['BENCH_RUNTIME_REQUESTS', 'BENCH_RUNTIME_RUNS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')}npm run bench -- runtime`, body);
   } finally {

@@ -6,7 +6,7 @@
 //   npm run bench -- signup
 // Knobs: BENCH_CONNECTIONS, BENCH_ROUNDS, BENCH_SECONDS, BENCH_SIGNUP_MODE=double,
 // BENCH_SIGNUP_BACKENDS=postgres (leaves PGlite out; double mode also takes pglite alone),
-// BENCH_SIGNUP_CPU_PROF=DIR.
+// BENCH_SIGNUP_CPU_PROF=DIR, BENCH_SIGNUP_NODE_FLAGS (instead of the start script's).
 import { PGlite } from '@electric-sql/pglite';
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -26,6 +26,7 @@ import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
 import { recordResults } from './support/results.ts';
+import { startEnv, startFlags } from './support/start-flags.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -138,9 +139,10 @@ interface AppServer {
 
 async function startServer(backend: Backend, target: string): Promise<AppServer> {
   const profile = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, '--cpu-prof-name', `signup-${backend}-${MODE}-${process.pid}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', backend, target], {
+  // npm start's node flags and allocator settings, as production runs the server.
+  const child = spawn(process.execPath, [...startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS), ...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', backend, target], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...startEnv(), ...process.env, NODE_ENV: 'production' },
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -328,7 +330,7 @@ export async function runSignupBench(): Promise<{ ratio: number }> {
   await recordResults(
     'Signup throughput: POST /api/subscribe vs raw single-row INSERTs',
     'npm run bench -- signup',
-    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
+    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with \`npm start\`'s node flags and allocator settings (\`${Object.entries(startEnv()).map(([name, value]) => `${name}=${value} `).join('')}node ${startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS).join(' ')}\`) with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
 
 | backend | app signups/s | app p50 ms | app p99 ms | app CPU µs | raw inserts/s | raw p50 ms | raw p99 ms | raw CPU µs | ratio | /healthz req/s | /healthz CPU µs | PostgreSQL CPU µs app / raw |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|
