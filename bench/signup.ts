@@ -359,7 +359,7 @@ async function runDoubleModeBench(loadBefore: number): Promise<{ ratio: number }
   await recordResults(
     'Signup throughput in double mode (each signup promises a confirmation e-mail)',
     'BENCH_SIGNUP_MODE=double npm run bench -- signup',
-    `Each signup is a new address in double mode (202), with every defence on as in the single-mode benchmark, so each queues a confirmation that the app's mail outbox writes as an .eml file. Otherwise as the single-mode signup benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s after an ${WARM_UP_SECONDS} s warm-up, medians. Load average ${loadBefore.toFixed(1)} before and ${loadavg()[0]!.toFixed(1)} after (a shared machine).
+    `Each signup is a new address in double mode (202), with every defence on as in the single-mode benchmark, so each queues a confirmation that the app's mail outbox writes as an .eml file. Otherwise as the single-mode signup benchmark: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s after an ${WARM_UP_SECONDS} s warm-up, medians. Load average ${loadBefore.toFixed(1)} before and ${loadavg()[0]!.toFixed(1)} after (one-minute averages; the runs themselves raise it).
 
 | backend | app signups/s | app p50 ms | app p99 ms | app CPU µs | PostgreSQL CPU µs | /healthz req/s |
 |---|---|---|---|---|---|---|
