@@ -34,20 +34,27 @@ export function digestContentOf(prepared: PreparedDigest, sender: string, siteUr
   };
 }
 
+/** What every copy carries besides its body: its address, sender, one-click unsubscribe headers and tags. */
+function envelopeOf(content: DigestContent, subscriber: Subscriber, unsubscribeUrl: string, kind: 'digest' | 'test') {
+  return {
+    to: subscriber.email,
+    from: content.sender,
+    // RFC 8058 one-click: mail clients show an unsubscribe button that POSTs to this URL.
+    headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    tags: { recap: content.recapDate, kind },
+  };
+}
+
 /** One subscriber's message from a rendering; the same inputs always give the same message. */
 export function messageFrom(content: DigestContent, subscriber: Subscriber, unsubscribeSecret: string, subjectPrefix = ''): OutgoingMessage {
   const url = unsubscribeUrlFor(content.siteUrl, createUnsubscribeToken(subscriber.id, unsubscribeSecret));
   const copy = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, url);
-  return {
-    to: subscriber.email,
-    from: content.sender,
-    subject: `${subjectPrefix}${copy.subject}`,
-    html: copy.html,
-    text: copy.text,
-    // RFC 8058 one-click: mail clients show an unsubscribe button that POSTs to this URL.
-    headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-    tags: { recap: content.recapDate, kind: subjectPrefix ? 'test' : 'digest' },
-  };
+  return { ...envelopeOf(content, subscriber, url, subjectPrefix ? 'test' : 'digest'), subject: `${subjectPrefix}${copy.subject}`, html: copy.html, text: copy.text };
+}
+
+/** Builds each subscriber's message of a rendering: through the prepared template when there is one, else whole. */
+export function messageMaker(content: DigestContent, template: PreparedTemplate | null, unsubscribeSecret: string): (subscriber: Subscriber) => BatchMessage {
+  return template ? (s) => templatedMessageFrom(content, template, s, unsubscribeSecret) : (s) => messageFrom(content, s, unsubscribeSecret);
 }
 
 /**
@@ -68,7 +75,7 @@ export function rebuildMessages(
   const byId = new Map(recipients.map((r) => [r.id, r]));
   const missing = subscriberIds.filter((id) => !byId.has(id)).length;
   if (missing > 0) return { problem: `${missing} of its recipients were deleted since it was written` };
-  const build = template ? (s: Subscriber) => templatedMessageFrom(content, template, s, unsubscribeSecret) : (s: Subscriber) => messageFrom(content, s, unsubscribeSecret);
+  const build = messageMaker(content, template, unsubscribeSecret);
   return { messages: subscriberIds.map((id) => build(byId.get(id)!)) };
 }
 
@@ -106,13 +113,5 @@ export function digestTemplateOf(content: DigestContent): MessageTemplate | null
 export function templatedMessageFrom(content: DigestContent, template: PreparedTemplate, subscriber: Subscriber, unsubscribeSecret: string): TemplatedMessage {
   const token = createUnsubscribeToken(subscriber.id, unsubscribeSecret);
   const url = unsubscribeUrlFor(content.siteUrl, token);
-  return {
-    to: subscriber.email,
-    from: content.sender,
-    subject: content.subject,
-    template,
-    variables: { [TOKEN_VARIABLE]: encodeURIComponent(token) },
-    headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-    tags: { recap: content.recapDate, kind: 'digest' },
-  };
+  return { ...envelopeOf(content, subscriber, url, 'digest'), subject: content.subject, template, variables: { [TOKEN_VARIABLE]: encodeURIComponent(token) } };
 }

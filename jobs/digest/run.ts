@@ -15,7 +15,7 @@ import type { Recap } from '../../content/schema.ts';
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
-import { digestContentOf, messageFrom, templatedMessageFrom } from './content.ts';
+import { digestContentOf, messageFrom, messageMaker } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
@@ -226,8 +226,7 @@ async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLe
   await store.saveDigestContent(content);
   const prepared = await templateFor(ctx, content);
   if ('stop' in prepared) return prepared.stop;
-  const { template } = prepared;
-  const messageFor = (s: Subscriber) => (template ? templatedMessageFrom(content, template, s, unsubscribeSecret) : messageFrom(content, s, unsubscribeSecret));
+  const messageFor = messageMaker(content, prepared.template, unsubscribeSecret);
 
   // The next group is read and its messages made while this batch is with the provider.
   const groups = candidateGroups(store, content.recapDate, mailer.maxBatchSize, run.options.pageSize);

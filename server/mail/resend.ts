@@ -102,7 +102,14 @@ export class ResendMailer implements Mailer {
         { policy: this.policy, gate: this.gate, signal: options.signal },
       );
     const found = await call<{ id: string; status: string } | null>((signal) => this.client.templates.get(template.alias, { signal }), null);
-    if (!found.ok) return { ok: false, reason: found.fatal ? found.reason : `template ${template.alias}: ${found.reason}`, permanent: found.permanent, fatal: found.fatal };
+    // A refused sender says so alone; any other refusal names the step and the template.
+    const refused = (step: string, failed: { reason: string; permanent: boolean; fatal?: boolean }): TemplateOutcome => ({
+      ok: false,
+      reason: failed.fatal ? failed.reason : `${step}${template.alias}: ${failed.reason}`,
+      permanent: failed.permanent,
+      fatal: failed.fatal,
+    });
+    if (!found.ok) return refused('template ', found);
     let id = found.value?.id;
     if (!id) {
       const created = await call<{ id: string }>((signal) =>
@@ -118,12 +125,12 @@ export class ResendMailer implements Mailer {
           { signal },
         )),
       );
-      if (!created.ok) return { ok: false, reason: created.fatal ? created.reason : `creating template ${template.alias}: ${created.reason}`, permanent: created.permanent, fatal: created.fatal };
+      if (!created.ok) return refused('creating template ', created);
       id = created.value.id;
     }
     if (found.value?.status !== 'published') {
       const published = await call<{ id: string }>((signal) => this.client.templates.publish(id!, { signal }));
-      if (!published.ok) return { ok: false, reason: published.fatal ? published.reason : `publishing template ${template.alias}: ${published.reason}`, permanent: published.permanent, fatal: published.fatal };
+      if (!published.ok) return refused('publishing template ', published);
     }
     const prepared: PreparedTemplate = { ...template, id };
     return { ok: true, template: prepared };
