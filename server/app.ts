@@ -196,6 +196,7 @@ export function createApp(deps: AppDeps) {
     knownPaths,
     mode: config.signupConfirmation ?? 'single',
     perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
+    rideAlong: signup.rideAlong,
     logger,
   });
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
