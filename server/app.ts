@@ -4,13 +4,13 @@ import compression from 'compression';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type Express, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import { recaps } from '../content/index.ts';
 import { pluralWord } from '../content/text.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
+import { frontDoor, helmetHeaders, requestLogger, type HeaderSet } from './front-door.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
@@ -65,9 +65,9 @@ export function sitePaths(): ReadonlySet<string> {
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-/** The security headers of every answer. */
-function securityHeaders(config: AppConfig, cspEnabled: boolean) {
-  return helmet({
+/** The security headers of every answer: helmet's, for these options, recorded once (front-door.ts). */
+function securityHeaders(config: AppConfig, cspEnabled: boolean): HeaderSet {
+  return helmetHeaders({
     // Vite's development client injects inline scripts; the built site needs none, so only
     // the site's own script files may run.
     contentSecurityPolicy:
@@ -168,15 +168,18 @@ export function createApp(deps: AppDeps) {
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
-  app.use(proxyCheck({ trustProxy: config.trustProxy, logger, store }));
-
-  app.use(requestLog(logger));
-  app.use(securityHeaders(config, renderer.cacheable));
-  // The API answers with a few hundred bytes of JSON or a redirect, under compression's 1 KB
-  // threshold, so it would never compress them; wrapping each answer anyway cost a signup ~10 %
-  // of its CPU (bench/RESULTS.md, "Signup throughput").
-  const compress = compression();
-  app.use((req, res, next) => (req.path.startsWith('/api/') ? next() : compress(req, res, next)));
+  app.use(
+    frontDoor({
+      proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),
+      log: requestLogger(logger),
+      headers: securityHeaders(config, renderer.cacheable),
+      compress: compression(),
+      // The API and the health checks answer with a few hundred bytes of JSON or a redirect, under
+      // compression's 1 KB threshold, so it would never compress them; wrapping each answer anyway
+      // cost a signup ~10 % of its CPU (bench/RESULTS.md, "Signup throughput").
+      uncompressed: (path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz',
+    }),
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -296,16 +299,4 @@ export function answerClientErrors(server: Server): void {
     const text = tooLarge ? 'The request address or headers are too long.' : 'The request could not be understood.';
     socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
   });
-}
-
-function requestLog(logger: Logger): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // The path only: query strings can carry tokens.
-      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, `${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`);
-    });
-    next();
-  };
 }
