@@ -10,7 +10,7 @@ import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
-import { frontDoor, helmetHeaders, requestLogger, type HeaderSet } from './front-door.ts';
+import { frontDoor, helmetHeaders, onlyItsPaths, requestLogger, type HeaderSet } from './front-door.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
@@ -188,7 +188,7 @@ export function createApp(deps: AppDeps) {
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
-  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
+  app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
 
   // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
   // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
@@ -203,35 +203,39 @@ export function createApp(deps: AppDeps) {
   });
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
   app.use(
-    subscribeRouter({
-      signup,
-      knownPaths,
-      onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
-    }),
+    onlyItsPaths(
+      subscribeRouter({
+        signup,
+        knownPaths,
+        onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
+      }),
+    ),
   );
-  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
+  app.use(onlyItsPaths(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger })));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
-  app.use(subscriptionRouter(subscription));
-  app.use(subscriptionLinkRouter(subscription));
+  app.use(onlyItsPaths(subscriptionRouter(subscription)));
+  app.use(onlyItsPaths(subscriptionLinkRouter(subscription)));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
   app.use(
-    unsubscribeRouter({
-      store,
-      secret: config.unsubscribeSecret,
-      previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
-      siteUrl: config.siteUrl,
-      logger,
-    }),
+    onlyItsPaths(
+      unsubscribeRouter({
+        store,
+        secret: config.unsubscribeSecret,
+        previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
+        siteUrl: config.siteUrl,
+        logger,
+      }),
+    ),
   );
   app.all('/api/subscribe', (_req, res) => {
     res.set('Allow', 'POST');
     sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
-  app.use(site.feeds);
-  app.use(site.pageData);
+  app.use(onlyItsPaths(site.feeds));
+  app.use(onlyItsPaths(site.pageData));
   app.use(site.shareCards);
 
   serveAssets(app, assets);
@@ -239,15 +243,17 @@ export function createApp(deps: AppDeps) {
   app.use(trailingSlashRedirect);
 
   app.use(
-    previewRouter({
-      publicSite: site,
-      publishing,
-      renderer,
-      siteUrl: config.siteUrl,
-      secret: config.unsubscribeSecret,
-      sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
-      onRenderError,
-    }),
+    onlyItsPaths(
+      previewRouter({
+        publicSite: site,
+        publishing,
+        renderer,
+        siteUrl: config.siteUrl,
+        secret: config.unsubscribeSecret,
+        sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
+        onRenderError,
+      }),
+    ),
   );
   app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
