@@ -3,7 +3,8 @@
 // paid Express's per-layer matching and bookkeeping four times, helmet's chain of a dozen small
 // middlewares, and pino's redaction of every field of the log line; on the signup benchmark
 // (bench/signup.ts, npm start's 2 MiB young generation) that allocation is what made the
-// scavenger run and promote requests still in flight. Measured in bench/RESULTS.md, "Notes".
+// scavenger run and promote requests still in flight. Measured: bench/RESULTS.md, note "What every
+// request costs before its route: one front layer".
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response, Router } from 'express';
