@@ -5,11 +5,12 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createNextRecap } from '../scripts/new-recap.ts';
 import { listWeekFiles, renderRegistry } from '../scripts/recap-registry.ts';
-import { daysBetween, formatWeekDate, recapPathFor } from './dates.ts';
+import { compareIsoDates, daysBetween, formatShortDate, formatWeekDate, recapPathFor } from './dates.ts';
 import { SEED_HEADLINES, SEED_WEEKS } from './history.ts';
 import { findRecap, latestRecaps, neighboursOf, recapByPath, recaps, recapSummaries } from './index.ts';
 import { recapFiles } from './recaps/index.ts';
 import type { Recap } from './schema.ts';
+import { groupDigits } from './text.ts';
 import { validateRecaps, type RecapFile } from './validate.ts';
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -185,6 +186,32 @@ describe('derived views', () => {
     expect(recapPathFor('2024-12-30')).toBe('/weekly-recap-december-30-2024');
     expect(formatWeekDate('2025-07-14')).toBe('July 14, 2025');
     expect(daysBetween('2025-06-01', '2025-06-09')).toBe(8);
+  });
+});
+
+// The labels are written by hand so the server never loads ICU (content/dates.ts); Intl is the
+// judge here, on every day of three years and on counts of every size.
+describe('dates and counts written without Intl', () => {
+  const days = Array.from({ length: 3 * 366 }, (_, i) => new Date(Date.UTC(2025, 0, 1 + i)).toISOString().slice(0, 10));
+
+  it('labels every day as toLocaleDateString does in en-US', () => {
+    for (const iso of days) {
+      const date = new Date(`${iso}T00:00:00Z`);
+      expect(formatWeekDate(iso)).toBe(date.toLocaleDateString('en-US', { month: 'long', day: 'numeric', year: 'numeric', timeZone: 'UTC' }));
+      expect(formatShortDate(iso)).toBe(date.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' }));
+    }
+  });
+
+  it('orders ISO dates as localeCompare does', () => {
+    const shuffled = [...days].sort((a, b) => (a.slice(8) + a).localeCompare(b.slice(8) + b));
+    expect([...shuffled].sort(compareIsoDates)).toEqual([...shuffled].sort((a, b) => a.localeCompare(b)));
+    expect(compareIsoDates('2026-01-05', '2026-01-05')).toBe(0);
+  });
+
+  it('groups digits as toLocaleString does in en-US', () => {
+    for (const n of [0, 7, 42, 999, 1000, 1204, 99_999, 100_000, 1_234_567, 1_000_000_000, -1, -1234, -1_234_567, 12.5, 1234.75]) {
+      expect(groupDigits(n)).toBe(n.toLocaleString('en-US'));
+    }
   });
 });
 

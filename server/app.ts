@@ -30,6 +30,7 @@ import { subscriberMail } from './subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
 import { signupService } from './signup.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
+import { compareIsoDates } from '../content/dates.ts';
 
 export type AppConfig = Pick<
   Config,
@@ -199,6 +200,7 @@ export function createApp(deps: AppDeps) {
     knownPaths,
     mode: config.signupConfirmation ?? 'single',
     perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
+    rideAlong: signup.rideAlong,
     logger,
   });
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
@@ -270,7 +272,7 @@ export function createApp(deps: AppDeps) {
  * one made from config.mailer with the outbox's own short per-claim policy.
  */
 function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publishing): OutboxWorker {
-  const newestFirst = [...publishing.recaps].sort((a, b) => b.date.localeCompare(a.date));
+  const newestFirst = [...publishing.recaps].sort((a, b) => compareIsoDates(b.date, a.date));
   let made: Promise<Mailer> | undefined;
   const worker = createOutboxWorker({
     store,

@@ -57,6 +57,8 @@ const envSchema = z.object({
     .trim()
     .default('UTC')
     .refine((tz) => {
+      // The default needs no check, and checking would load ICU's zone data into every server (content/publication.ts).
+      if (tz === 'UTC') return true;
       try {
         new Intl.DateTimeFormat('en-US', { timeZone: tz });
         return true;

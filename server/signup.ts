@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
-import type { Activation, SignupDecision, SignupMode, SiteStore, SubscriberDetails } from './store/types.ts';
+import type { Activation, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -98,8 +98,17 @@ export interface SignupServiceOptions {
 }
 
 export interface SignupService {
-  /** A signup from the site or the API, in the operator's mode. */
-  signUp(email: string, sourcePath: string, ip: string | undefined): Promise<SignupDecision>;
+  /**
+   * A signup from the site or the API, in the operator's mode. `ridden`: the id its row was
+   * written with in its limit counts' statement (rideAlong), or null when it was not.
+   */
+  signUp(email: string, sourcePath: string, ip: string | undefined, ridden?: Promise<string | null>): Promise<SignupDecision>;
+  /**
+   * The row a signup would write, for the limit counts' statement to write along (one round trip
+   * for a new address): only in single mode without a welcome e-mail, where a new address needs
+   * nothing but its row; otherwise null.
+   */
+  rideAlong(email: string, sourcePath: string, ip: string | undefined): Promise<SignupRequest> | null;
   /** The confirmation button. */
   confirm(subscriberId: string, ip: string | undefined): Promise<Activation | null>;
   /**
@@ -114,10 +123,17 @@ const queuesMail = (decision: SignupDecision, welcome: boolean) =>
 
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
   return {
-    async signUp(email, sourcePath, ip) {
+    async signUp(email, sourcePath, ip, ridden) {
+      const subscriberId = await ridden;
+      if (subscriberId) return { outcome: 'subscribed', subscriberId };
       const decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes: await keys.addressHashes(email), welcome });
       if (queuesMail(decision, welcome)) outbox.wake();
       return decision;
+    },
+
+    rideAlong(email, sourcePath, ip) {
+      if (mode !== 'single' || welcome) return null;
+      return keys.addressHashes(email).then((addressHashes) => ({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes }));
     },
 
     async confirm(subscriberId, ip) {

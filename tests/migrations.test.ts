@@ -179,6 +179,7 @@ for (const kind of kinds) {
           'server_notice_clear',
           'server_notice_record',
           'server_notices',
+          'signup_counted_many',
           'signup_rate_limit_hit',
           'signup_rate_limit_hit_many',
           'signup_rate_limit_peek',

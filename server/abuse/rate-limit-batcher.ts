@@ -4,13 +4,32 @@
 // upserts on one row, each waiting for the lock of the one before (bench/RESULTS.md). Each caller
 // still gets the count as of its own hit: callers of one key are answered in arrival order, the
 // last with the key's new total, each earlier one with that total minus the points after it.
-import type { RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
+//
+// A single-mode signup rides along with its own counts (ride): its row goes in the same statement
+// (signup_counted_many), written only if every count it was taken with is within its limit, so a
+// new address is one round trip to the database instead of two (counts, then row). The limiter
+// still answers from those counts as before; the row's fate is the signup route's.
+import type { CountedSignup, RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
+import type { SignupRequest } from '../store/types.ts';
 
-interface Waiting {
+/** A hit waiting for its statement; also the ticket a ride names its counts by. */
+export interface Waiting {
   key: string;
   points: number;
   windowMs: number;
+  /** The limit of the limiter that counted it (a ride's row is written only within it). */
+  limit: number;
+  /** Set once its statement has been sent. */
+  sent: boolean;
   resolve: (count: RateLimitCount) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Ride {
+  row: SignupRequest;
+  hits: readonly Waiting[];
+  /** The id of the subscriber the statement made active, or null when it did not write the row. */
+  resolve: (subscriberId: string | null) => void;
   reject: (error: unknown) => void;
 }
 
@@ -29,6 +48,9 @@ const MAX_HITS_PER_STATEMENT = 1_000;
 
 export class RateLimitBatcher {
   private readonly queue: Waiting[] = [];
+  private rides: Ride[] = [];
+  /** While `capturing` runs: where the hits it queues are listed. */
+  private capture: Waiting[] | null = null;
   private scheduled = false;
   private inFlight = 0;
 
@@ -37,9 +59,11 @@ export class RateLimitBatcher {
     private readonly concurrency = COUNT_STATEMENTS_IN_FLIGHT,
   ) {}
 
-  hit(key: string, points: number, windowMs: number): Promise<RateLimitCount> {
+  hit(key: string, points: number, windowMs: number, limit: number): Promise<RateLimitCount> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ key, points, windowMs, resolve, reject });
+      const waiting = { key, points, windowMs, limit, sent: false, resolve, reject };
+      this.queue.push(waiting);
+      this.capture?.push(waiting);
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
@@ -47,6 +71,31 @@ export class RateLimitBatcher {
         this.pump();
       });
     });
+  }
+
+  /**
+   * Runs `count` (which asks limiters to count) and lists in `hits` the hits it queued: a limiter
+   * asks this batcher synchronously when it counts, and asks nothing when it refuses from memory.
+   */
+  capturing<T>(hits: Waiting[], count: () => T): T {
+    this.capture = hits;
+    try {
+      return count();
+    } finally {
+      this.capture = null;
+    }
+  }
+
+  /**
+   * Writes a single-mode signup in the statement that takes `hits` (its counts), if every one is
+   * within its limit. Answers the id of the subscriber it made active, or null when the row was
+   * not written there (over a limit, the address already on the list or suppressed, the same
+   * address earlier in the batch, or its counts already sent): the route then signs it up the
+   * usual way, where every rule applies.
+   */
+  ride(row: SignupRequest, hits: readonly Waiting[]): Promise<string | null> {
+    if (hits.length === 0 || hits.some((hit) => hit.sent)) return Promise.resolve(null);
+    return new Promise((resolve, reject) => this.rides.push({ row, hits, resolve, reject }));
   }
 
   private pump() {
@@ -61,6 +110,8 @@ export class RateLimitBatcher {
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_HITS_PER_STATEMENT);
+    for (const waiting of batch) waiting.sent = true;
+    const rides = this.ridesOf(batch);
     const byKey = new Map<string, Waiting[]>();
     for (const waiting of batch) {
       const callers = byKey.get(waiting.key) ?? [];
@@ -74,9 +125,16 @@ export class RateLimitBatcher {
     }));
     let counts: RateLimitCount[];
     try {
-      counts = await this.counters.hitRateLimits(hits);
+      if (rides.length === 0) {
+        counts = await this.counters.hitRateLimits(hits);
+      } else {
+        const answer = await this.counters.hitRateLimitsAndSignUp(hits, countedSignups(rides, byKey));
+        counts = answer.counts;
+        for (const ride of rides) ride.resolve(answer.activated.get(ride.row.email) ?? null);
+      }
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
+      for (const ride of rides) ride.reject(error);
       return;
     }
     hits.forEach((hit, index) => {
@@ -89,4 +147,41 @@ export class RateLimitBatcher {
       }
     });
   }
+
+  /**
+   * The rides whose counts are all in this batch, one per address (a repeat in the same moment is
+   * told null and signs up the usual way, after the first). A ride with only some of its counts
+   * here (a batch cut at its size limit) is told null too; the rest wait for their batch.
+   */
+  private ridesOf(batch: readonly Waiting[]): Ride[] {
+    if (this.rides.length === 0) return [];
+    const inBatch = new Set(batch);
+    const riding: Ride[] = [];
+    const addresses = new Set<string>();
+    const waiting: Ride[] = [];
+    for (const ride of this.rides) {
+      const here = ride.hits.filter((hit) => inBatch.has(hit)).length;
+      if (here === 0) waiting.push(ride);
+      else if (here < ride.hits.length || addresses.has(ride.row.email)) ride.resolve(null);
+      else {
+        addresses.add(ride.row.email);
+        riding.push(ride);
+      }
+    }
+    this.rides = waiting;
+    return riding;
+  }
+}
+
+/** Each ride's limits: a hit is within its limit when the key's total less the points counted after it in the batch is at most the limit. */
+function countedSignups(rides: readonly Ride[], byKey: ReadonlyMap<string, readonly Waiting[]>): CountedSignup[] {
+  const later = new Map<Waiting, number>();
+  for (const callers of byKey.values()) {
+    let after = 0;
+    for (let i = callers.length - 1; i >= 0; i--) {
+      later.set(callers[i]!, after);
+      after += callers[i]!.points;
+    }
+  }
+  return rides.map(({ row, hits }) => ({ row, limits: hits.map((hit) => ({ key: hit.key, later: later.get(hit)!, limit: hit.limit })) }));
 }

@@ -11,10 +11,10 @@ import type { Logger } from '../logger.ts';
 import { mailboxKey } from '../mailbox-key.ts';
 import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
-import type { SignupMode } from '../store/types.ts';
+import type { SignupMode, SignupRequest } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
-import { RateLimitBatcher } from './rate-limit-batcher.ts';
+import { RateLimitBatcher, type Waiting } from './rate-limit-batcher.ts';
 import { RateLimiterRes, StoreRateLimiter } from './store-rate-limiter.ts';
 
 /** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */
@@ -37,7 +37,15 @@ export interface SignupGuardOptions {
   /** SIGNUP_CONFIRMATION: what a successful signup answers, which the honeypot imitates. */
   mode: SignupMode;
   logger: Logger;
+  /**
+   * The row a signup would write, when it may ride along with its counts (signup.ts: single mode
+   * without a welcome e-mail), else null. Its fate is left on res.locals.signupRide for the route.
+   */
+  rideAlong?: (email: string, sourcePath: string, ip: string | undefined) => Promise<SignupRequest> | null;
 }
+
+/** What the route finds on res.locals.signupRide: the id the count statement made active, or null when it did not write the row. */
+export type SignupRide = Promise<string | null>;
 
 function refererPath(req: Request): string | undefined {
   try {
@@ -78,7 +86,7 @@ function networkAddressAnswer(req: Request, res: Response, result: Verdict, { lo
   return true;
 }
 
-export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): { screen: RequestHandler[] } {
+export function signupGuard({ counters, secret, perMinute, perAddressPerDay, knownPaths, mode, logger, rideAlong }: SignupGuardOptions): { screen: RequestHandler[] } {
   const batcher = new RateLimitBatcher(counters);
   const perNetworkAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-ip', points: perMinute, duration: MINUTE_SECONDS });
   const perEmailAddress = new StoreRateLimiter({ counters, batcher, keyPrefix: 'signup-email', points: perAddressPerDay, duration: DAY_SECONDS });
@@ -125,8 +133,18 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     const signup = bodyError === undefined && (viaForm || req.is('application/json')) ? parseSignup(req, res, knownPaths) : null;
     const honeypot = signup !== null && honeypotFilled(req.body);
     const mailbox = signup?.ok && !honeypot && !isDisposableAddress(signup.email) ? keyedHash('email', mailboxKey(signup.email)) : null;
-    const networkCount = verdict(perNetworkAddress, networkKey);
-    const mailboxCount = mailbox === null ? null : verdict(perEmailAddress, mailbox);
+    const hits: Waiting[] = [];
+    const networkCount = batcher.capturing(hits, () => verdict(perNetworkAddress, networkKey));
+    const mailboxCount = mailbox === null ? null : batcher.capturing(hits, () => verdict(perEmailAddress, mailbox));
+    // Both counts queued (neither refused from memory): the row goes in their statement, written
+    // only within both limits. Were a count to time out and the insurance limiter refuse while the
+    // statement still wrote the row, the reader would be told to wait yet be on the list; that
+    // needs a database slower than COUNT_TIMEOUT_MS and a limit already reached in this process.
+    if (rideAlong && mailbox !== null && hits.length === 2 && signup?.ok) {
+      const row = rideAlong(signup.email, signup.sourcePath, req.ip);
+      // A statement that failed wrote nothing: the route then signs up the usual way, and answers 503 if the store is down.
+      if (row) res.locals.signupRide = row.then((ready) => batcher.ride(ready, hits)).catch(() => null) satisfies SignupRide;
+    }
     const network = await networkCount;
     if (mailbox !== null && ('error' in network || network.limited)) giveBack(mailboxCount, mailbox);
     if (networkAddressAnswer(req, res, network, { logger, knownPaths })) return;

@@ -70,7 +70,7 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
       timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
     });
     // A forced window (the library's block and set) is rare and goes alone; counts are batched.
-    const counted = forceExpire ? this.counters.hitRateLimit(rlKey, points, msDuration, true) : this.batcher.hit(rlKey, points, msDuration);
+    const counted = forceExpire ? this.counters.hitRateLimit(rlKey, points, msDuration, true) : this.batcher.hit(rlKey, points, msDuration, this.points);
     return Promise.race([counted, late]).finally(() => clearTimeout(timer));
   }
 

@@ -2,6 +2,7 @@
 // the page, outcome in the query) for readers without JavaScript. What a signup does is the signup
 // service's (server/signup.ts); this route only reads the request and writes the answer.
 import express, { type Request, type Response, type Router } from 'express';
+import type { SignupRide } from '../abuse/signup-guard.ts';
 import { sendError } from '../errors.ts';
 import { answerFor, backToForm, BODY_LIMIT, isFormPost, parseSignup, UNAVAILABLE_MESSAGE, type SignupService } from '../signup.ts';
 import type { SignupDecision } from '../store/types.ts';
@@ -34,7 +35,8 @@ export function subscribeRouter({ signup, knownPaths, onStoreError }: SubscribeO
     try {
       // The e-mail it promises is queued in the same transaction, and sent by the outbox: the
       // answer never waits for it, so its timing cannot say which addresses are new.
-      decision = await signup.signUp(parsed.email, parsed.sourcePath, req.ip);
+      // A new address is usually written already, in the statement that counted its limits (signup-guard.ts).
+      decision = await signup.signUp(parsed.email, parsed.sourcePath, req.ip, res.locals.signupRide as SignupRide | undefined);
     } catch (error) {
       onStoreError(error);
       if (viaForm) return backToForm(res, parsed.sourcePath, 'unavailable');

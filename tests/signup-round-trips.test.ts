@@ -1,0 +1,105 @@
+// Issue 23: a new address in single mode costs one statement, not two. Its two limit counts and its
+// row go to the database together (signup_counted_many, from server/abuse/rate-limit-batcher.ts),
+// and the row is written only when both counts taken with it are within their limits, also when
+// the posts over a limit are in the very same statement. Through the real app on every backend;
+// the store is wrapped only to count which of its operations each signup reached.
+import type { Agent } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../server/store/types.ts';
+import { agentFrom, send } from './support/from-address.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
+
+const PER_MINUTE = 10;
+
+interface Calls {
+  counts: number;
+  countsWithSignups: number;
+  signUps: number;
+}
+
+/** The store as the app sees it, counting the calls of the three operations a signup can reach. */
+function counted(store: Store, calls: Calls): Store {
+  return {
+    ...store,
+    hitRateLimits: (hits) => {
+      calls.counts++;
+      return store.hitRateLimits(hits);
+    },
+    hitRateLimitsAndSignUp: (hits, signups) => {
+      calls.countsWithSignups++;
+      return store.hitRateLimitsAndSignUp(hits, signups);
+    },
+    signUp: (request) => {
+      calls.signUps++;
+      return store.signUp(request);
+    },
+  };
+}
+
+const post = (agent: Agent, url: string, email: string) =>
+  send(agent, `${url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+
+for (const backend of storeBackends) {
+  describe.skipIf(!backend.available)(`signup round trips on ${backend.name}`, () => {
+    let opened: OpenedBackend;
+    let server: TestServer;
+    const calls: Calls = { counts: 0, countsWithSignups: 0, signUps: 0 };
+    const agents: Agent[] = [];
+    const from = (address: string) => {
+      const agent = agentFrom(address);
+      agents.push(agent);
+      return agent;
+    };
+    const stored = async (email: string) => (await opened.store.findSubscriberByEmail(email)) !== null;
+
+    beforeAll(async () => {
+      opened = await backend.open();
+      server = await startTestServer({ store: counted(opened.store, calls), config: { rateLimitPerMinute: PER_MINUTE } });
+      // The first signup reads the mailbox key from the store; afterwards a row is ready at once.
+      expect((await post(from('127.0.40.1'), server.url, 'first@example.com')).status).toBe(201);
+    });
+
+    afterAll(async () => {
+      for (const agent of agents) agent.destroy();
+      await server?.close();
+      await opened?.cleanup();
+    });
+
+    it('writes a burst of new addresses in their count statements: no second statement', async () => {
+      const before = { ...calls };
+      const emails = Array.from({ length: 24 }, (_, i) => `burst-${i}@example.com`);
+      const replies = await Promise.all(emails.map((email, i) => post(from(`127.0.41.${i + 1}`), server.url, email)));
+      expect(replies.map((reply) => reply.status)).toEqual(emails.map(() => 201));
+      for (const reply of replies) expect(JSON.parse(reply.body)).toEqual({ status: 'subscribed' });
+      for (const email of emails) expect(await stored(email)).toBe(true);
+      expect(calls.signUps - before.signUps).toBe(0);
+      expect(calls.countsWithSignups - before.countsWithSignups).toBeGreaterThan(0);
+    });
+
+    it('writes only the posts within the limit per network address, when all of them are counted in one burst', async () => {
+      const agent = from('127.0.42.1');
+      const emails = Array.from({ length: PER_MINUTE + 4 }, (_, i) => `one-address-${i}@example.com`);
+      const replies = await Promise.all(emails.map((email) => post(agent, server.url, email)));
+      const statuses = replies.map((reply) => reply.status);
+      expect(statuses.filter((status) => status === 201)).toHaveLength(PER_MINUTE);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(4);
+      for (const [i, email] of emails.entries()) expect(await stored(email)).toBe(statuses[i] === 201);
+    });
+
+    it('writes only three spellings of one mailbox a day, and a repeat of an address once', async () => {
+      const before = { ...calls };
+      const spellings = ['victim@gmail.com', 'v.ictim@gmail.com', 'victim+1@gmail.com', 'vic.tim+2@gmail.com', 'victim+3@googlemail.com'];
+      const replies = await Promise.all(spellings.map((email, i) => post(from(`127.0.43.${i + 1}`), server.url, email)));
+      const statuses = replies.map((reply) => reply.status);
+      expect(statuses.filter((status) => status === 201)).toHaveLength(3);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(2);
+      for (const [i, email] of spellings.entries()) expect(await stored(email)).toBe(statuses[i] === 201);
+
+      // The same new address twice at once: one row, one 201 and one 409 (the second signs up the usual way).
+      const twice = await Promise.all([post(from('127.0.44.1'), server.url, 'twice@example.com'), post(from('127.0.44.2'), server.url, 'twice@example.com')]);
+      expect(twice.map((reply) => reply.status).sort()).toEqual([201, 409]);
+      expect(calls.signUps - before.signUps).toBe(1);
+    });
+  });
+}
