@@ -4,13 +4,13 @@ import compression from 'compression';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type Express, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import { recaps } from '../content/index.ts';
 import { pluralWord } from '../content/text.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
+import { frontDoor, helmetHeaders, onlyItsPaths, requestLogger, type HeaderSet } from './front-door.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
@@ -66,9 +66,9 @@ export function sitePaths(): ReadonlySet<string> {
 
 const ONE_YEAR_SECONDS = 31_536_000;
 
-/** The security headers of every answer. */
-function securityHeaders(config: AppConfig, cspEnabled: boolean) {
-  return helmet({
+/** The security headers of every answer: helmet's, for these options, recorded once (front-door.ts). */
+function securityHeaders(config: AppConfig, cspEnabled: boolean): HeaderSet {
+  return helmetHeaders({
     // Vite's development client injects inline scripts; the built site needs none, so only
     // the site's own script files may run.
     contentSecurityPolicy:
@@ -169,15 +169,18 @@ export function createApp(deps: AppDeps) {
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
-  app.use(proxyCheck({ trustProxy: config.trustProxy, logger, store }));
-
-  app.use(requestLog(logger));
-  app.use(securityHeaders(config, renderer.cacheable));
-  // The API answers with a few hundred bytes of JSON or a redirect, under compression's 1 KB
-  // threshold, so it would never compress them; wrapping each answer anyway cost a signup ~10 %
-  // of its CPU (bench/RESULTS.md, "Signup throughput").
-  const compress = compression();
-  app.use((req, res, next) => (req.path.startsWith('/api/') ? next() : compress(req, res, next)));
+  app.use(
+    frontDoor({
+      proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),
+      log: requestLogger(logger),
+      headers: securityHeaders(config, renderer.cacheable),
+      compress: compression(),
+      // The API and the health checks answer with a few hundred bytes of JSON or a redirect, under
+      // compression's 1 KB threshold, so it would never compress them; wrapping each answer anyway
+      // cost a signup ~10 % of its CPU (bench/RESULTS.md, "Signup throughput").
+      uncompressed: (path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz',
+    }),
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -186,7 +189,7 @@ export function createApp(deps: AppDeps) {
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
-  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
+  app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
 
   // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
   // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
@@ -202,35 +205,39 @@ export function createApp(deps: AppDeps) {
   });
   app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
   app.use(
-    subscribeRouter({
-      signup,
-      knownPaths,
-      onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
-    }),
+    onlyItsPaths(
+      subscribeRouter({
+        signup,
+        knownPaths,
+        onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
+      }),
+    ),
   );
-  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
+  app.use(onlyItsPaths(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger })));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
-  app.use(subscriptionRouter(subscription));
-  app.use(subscriptionLinkRouter(subscription));
+  app.use(onlyItsPaths(subscriptionRouter(subscription)));
+  app.use(onlyItsPaths(subscriptionLinkRouter(subscription)));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
   app.use(
-    unsubscribeRouter({
-      store,
-      secret: config.unsubscribeSecret,
-      previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
-      siteUrl: config.siteUrl,
-      logger,
-    }),
+    onlyItsPaths(
+      unsubscribeRouter({
+        store,
+        secret: config.unsubscribeSecret,
+        previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
+        siteUrl: config.siteUrl,
+        logger,
+      }),
+    ),
   );
   app.all('/api/subscribe', (_req, res) => {
     res.set('Allow', 'POST');
     sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
-  app.use(site.feeds);
-  app.use(site.pageData);
+  app.use(onlyItsPaths(site.feeds));
+  app.use(onlyItsPaths(site.pageData));
   app.use(site.shareCards);
 
   serveAssets(app, assets);
@@ -238,15 +245,17 @@ export function createApp(deps: AppDeps) {
   app.use(trailingSlashRedirect);
 
   app.use(
-    previewRouter({
-      publicSite: site,
-      publishing,
-      renderer,
-      siteUrl: config.siteUrl,
-      secret: config.unsubscribeSecret,
-      sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
-      onRenderError,
-    }),
+    onlyItsPaths(
+      previewRouter({
+        publicSite: site,
+        publishing,
+        renderer,
+        siteUrl: config.siteUrl,
+        secret: config.unsubscribeSecret,
+        sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
+        onRenderError,
+      }),
+    ),
   );
   app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
@@ -298,16 +307,4 @@ export function answerClientErrors(server: Server): void {
     const text = tooLarge ? 'The request address or headers are too long.' : 'The request could not be understood.';
     socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
   });
-}
-
-function requestLog(logger: Logger): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // The path only: query strings can carry tokens.
-      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, `${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`);
-    });
-    next();
-  };
 }

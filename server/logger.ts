@@ -16,11 +16,16 @@ export function maskEmails(text: string): string {
 
 const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
+// pino writes strings; both streams take them as they come (decodeStrings: false) rather than
+// have Node copy each line into a Buffer only for it to be turned back into a string.
+const text = (chunk: Buffer | string) => (typeof chunk === 'string' ? chunk : chunk.toString());
+
 function readableLines(out: NodeJS.WritableStream): Writable {
   return new Writable({
-    write(chunk: Buffer, _encoding, callback) {
+    decodeStrings: false,
+    write(chunk: Buffer | string, _encoding, callback) {
       try {
-        const { level, time, msg, err, pid: _pid, hostname: _host, ...rest } = JSON.parse(chunk.toString()) as Record<string, unknown>;
+        const { level, time, msg, err, pid: _pid, hostname: _host, ...rest } = JSON.parse(text(chunk)) as Record<string, unknown>;
         const clock = new Date(time as number).toISOString().slice(11, 19);
         const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
         const stack = err && typeof err === 'object' && 'stack' in err ? `\n${String(err.stack)}` : '';
@@ -38,8 +43,9 @@ function readableLines(out: NodeJS.WritableStream): Writable {
 // pino takes from `error.message` never passes through a log-method hook.
 function maskedLines(out: NodeJS.WritableStream): Writable {
   return new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      out.write(maskEmails(chunk.toString()));
+    decodeStrings: false,
+    write(chunk: Buffer | string, _encoding, callback) {
+      out.write(maskEmails(text(chunk)));
       callback();
     },
   });

@@ -5,7 +5,7 @@
 // Forwarded) while it is 0 logs one warning naming the variable, and records a notice in the store
 // for the operator's report. A server with TRUST_PROXY set clears that notice on its first proxied
 // request, so the report's check passes again once the setting is fixed.
-import type { RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { Logger } from './logger.ts';
 import type { SiteStore } from './store/types.ts';
 
@@ -16,10 +16,11 @@ export const TRUST_PROXY_WARNING =
 
 const carriesProxyHeaders = (headers: Record<string, unknown>) => headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined;
 
-export function proxyCheck({ trustProxy, logger, store }: { trustProxy: number; logger: Logger; store: Pick<SiteStore, 'recordServerNotice' | 'clearServerNotice'> }): RequestHandler {
+/** Looks at each request's headers (server/front-door.ts runs it first); never answers one. */
+export function proxyCheck({ trustProxy, logger, store }: { trustProxy: number; logger: Logger; store: Pick<SiteStore, 'recordServerNotice' | 'clearServerNotice'> }): (req: Request) => void {
   let seen = false;
-  return (req, _res, next) => {
-    if (seen || !carriesProxyHeaders(req.headers)) return next();
+  return (req) => {
+    if (seen || !carriesProxyHeaders(req.headers)) return;
     seen = true;
     if (trustProxy === 0) {
       logger.warn({ variable: 'TRUST_PROXY' }, TRUST_PROXY_WARNING);
@@ -27,6 +28,5 @@ export function proxyCheck({ trustProxy, logger, store }: { trustProxy: number; 
     } else {
       store.clearServerNotice('trust-proxy').catch((error: unknown) => logger.error({ err: error }, 'the TRUST_PROXY notice could not be cleared'));
     }
-    next();
   };
 }

@@ -1,0 +1,121 @@
+// What every request passes before any route, in ONE middleware layer: the proxy check, the
+// request log line, the security headers and compression. As four `app.use` layers each request
+// paid Express's per-layer matching and bookkeeping four times, helmet's chain of a dozen small
+// middlewares, and pino's redaction of every field of the log line; on the signup benchmark
+// (bench/signup.ts, npm start's 2 MiB young generation) that allocation is what made the
+// scavenger run and promote requests still in flight. Measured: bench/RESULTS.md, note "What every
+// request costs before its route: one front layer".
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import helmet, { type HelmetOptions } from 'helmet';
+import type { Logger } from './logger.ts';
+
+/** Headers to set on every answer, and headers to take off it. */
+export interface HeaderSet {
+  set: readonly (readonly [name: string, value: string])[];
+  remove: readonly string[];
+}
+
+/**
+ * The headers helmet's middleware writes for these options, recorded once by running it on a
+ * stand-in response. Helmet stays the source of every name and value; with no per-request
+ * directive (no CSP nonce, no function values) they depend only on the options, so writing the
+ * recorded list costs each request a dozen setHeader calls and nothing else. A helmet that ever
+ * needed more than setHeader/removeHeader, or answered asynchronously, makes this throw at start-up.
+ */
+export function helmetHeaders(options: Readonly<HelmetOptions>): HeaderSet {
+  const set: [string, string][] = [];
+  const remove: string[] = [];
+  const standIn = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string') throw new Error(`helmet set ${name} to a ${typeof value}, not a string`);
+      set.push([name, value]);
+    },
+    removeHeader(name: string) {
+      remove.push(name);
+    },
+  };
+  let finished = false;
+  helmet(options)({} as IncomingMessage, standIn as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    finished = true;
+  });
+  if (!finished) throw new Error('helmet did not finish synchronously; its headers cannot be recorded once');
+  return { set, remove };
+}
+
+export function writeHeaders(res: Response, headers: HeaderSet): void {
+  for (const [name, value] of headers.set) res.setHeader(name, value);
+  for (const name of headers.remove) res.removeHeader(name);
+}
+
+/**
+ * One line per request when its answer has been sent: method, path (never the query: it can carry
+ * tokens), status and milliseconds. Logged through a child logger without key redaction: these four
+ * fields are none of the redacted keys, while pino's wildcard paths (`*.email`, …) otherwise run
+ * the redactor over every value of every line, strings and numbers included, re-parsing each path
+ * each time. E-mail addresses in the finished line are still masked (logger.ts).
+ */
+export function requestLogger(logger: Logger): (req: Request, res: Response) => void {
+  const lines = logger.child({}, { redact: [] });
+  return (req, res) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const ms = performance.now() - started;
+      const { method, path } = req;
+      const status = res.statusCode;
+      lines.info({ method, path, status, ms: Math.round(ms * 10) / 10 }, `${method} ${path} ${status} ${ms.toFixed(1)}ms`);
+    });
+  };
+}
+
+export interface FrontDoorOptions {
+  /** Looks at the request's proxy headers (proxy-check.ts); never answers. */
+  proxyCheck: (req: Request) => void;
+  log: (req: Request, res: Response) => void;
+  headers: HeaderSet;
+  compress: RequestHandler;
+  /** Paths whose answers are never compressed. */
+  uncompressed: (path: string) => boolean;
+}
+
+export function frontDoor({ proxyCheck, log, headers, compress, uncompressed }: FrontDoorOptions): RequestHandler {
+  return (req, res, next) => {
+    proxyCheck(req);
+    log(req, res);
+    writeHeaders(res, headers);
+    if (uncompressed(req.path)) next();
+    else void compress(req, res, next);
+  };
+}
+
+/** What a router's stack holds at run time: its layers match a path (router/lib/layer.js). */
+interface MatchingLayer {
+  route?: unknown;
+  match(path: string): unknown;
+}
+
+/**
+ * A router made only of routes (no middleware of its own), entered only by a request whose path one
+ * of them matches; any other request goes straight on. Express enters every router mounted on '/'
+ * and, when none of its routes takes the request, continues on the NEXT turn of the event loop
+ * (setImmediate): a signup walked through one such router and a page through eight, each time with
+ * the router's bookkeeping, an Immediate and the request kept alive a turn longer. A request whose
+ * path one route matches enters exactly as before (its method decided inside, 405s included).
+ */
+export function onlyItsPaths(router: Router): RequestHandler {
+  const stack = router.stack as unknown as MatchingLayer[];
+  if (stack.some((layer) => !layer.route)) return router;
+  return (req, res, next) => {
+    let enter: boolean;
+    try {
+      enter = stack.some((layer) => layer.match(req.path));
+    } catch {
+      // A path a route cannot decode: the router reports it as it always did.
+      enter = true;
+    }
+    if (enter) router(req, res, next);
+    else next();
+  };
+}
