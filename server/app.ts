@@ -1,6 +1,7 @@
 // The HTTP application, built from its dependencies: nothing here reads the environment or opens
 // a connection, so tests build it with a real store and renderer of their choosing.
 import compression from 'compression';
+import etag from 'etag';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type Express, type RequestHandler } from 'express';
@@ -65,6 +66,8 @@ export function sitePaths(): ReadonlySet<string> {
 }
 
 const ONE_YEAR_SECONDS = 31_536_000;
+/** Bodies smaller than this are answered without an ETag (see createApp). */
+const ETAG_MIN_BYTES = 1024;
 
 /** The security headers of every answer: helmet's, for these options, recorded once (front-door.ts). */
 function securityHeaders(config: AppConfig, cspEnabled: boolean): HeaderSet {
@@ -169,6 +172,11 @@ export function createApp(deps: AppDeps) {
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
+  // Express derives a weak ETag (SHA-1 of the body) for every res.send, POST answers included. A
+  // few dozen bytes of API JSON gain nothing from one (nobody revalidates a signup's answer) and
+  // the hash cost each signup ~3 % of its CPU (bench/RESULTS.md); bodies of 1 KB and more (the
+  // feeds, a week's page data) keep theirs, as Express would write it. Pages set their own.
+  app.set('etag', (body: Buffer | string, encoding?: BufferEncoding) => (Buffer.byteLength(body, encoding) >= ETAG_MIN_BYTES ? etag(body, { weak: true }) : undefined));
   app.use(
     frontDoor({
       proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),

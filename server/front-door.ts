@@ -30,10 +30,12 @@ export function helmetHeaders(options: Readonly<HelmetOptions>): HeaderSet {
   const standIn = {
     setHeader(name: string, value: unknown) {
       if (typeof value !== 'string') throw new Error(`helmet set ${name} to a ${typeof value}, not a string`);
-      set.push([name, value]);
+      // Lower case, as Node keys them: setHeader then stores the name as it is instead of a
+      // lower-cased copy per header per request (header names are case-insensitive, RFC 9110).
+      set.push([name.toLowerCase(), value]);
     },
     removeHeader(name: string) {
-      remove.push(name);
+      remove.push(name.toLowerCase());
     },
   };
   let finished = false;
