@@ -28,6 +28,12 @@ export function compareIsoDates(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** A sort order for anything dated (weeks, recaps): newest first. */
+export const byDateNewestFirst = (a: { date: string }, b: { date: string }): number => compareIsoDates(b.date, a.date);
+
+/** A sort order for anything dated: oldest first. */
+export const byDateOldestFirst = (a: { date: string }, b: { date: string }): number => compareIsoDates(a.date, b.date);
+
 export function isIsoDate(value: string): boolean {
   try {
     parseIsoDate(value);

@@ -5,7 +5,7 @@ import { recapFiles } from './recaps/index.ts';
 import { LATEST_COUNT, summarize } from './page-data.ts';
 import type { Recap, RecapSummary } from './schema.ts';
 import { validateRecaps } from './validate.ts';
-import { compareIsoDates } from './dates.ts';
+import { byDateNewestFirst } from './dates.ts';
 
 export class ContentError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -17,7 +17,7 @@ export class ContentError extends Error {
 function loadRecaps(): readonly Recap[] {
   const result = validateRecaps(recapFiles);
   if (!result.ok) throw new ContentError(result.errors);
-  return result.recaps.sort((a, b) => compareIsoDates(b.date, a.date));
+  return result.recaps.sort(byDateNewestFirst);
 }
 
 /** Every recap, newest first. */

@@ -31,7 +31,7 @@ import { subscriberMail } from './subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
 import { signupService } from './signup.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
-import { compareIsoDates } from '../content/dates.ts';
+import { byDateNewestFirst } from '../content/dates.ts';
 
 export type AppConfig = Pick<
   Config,
@@ -280,7 +280,7 @@ export function createApp(deps: AppDeps) {
  * one made from config.mailer with the outbox's own short per-claim policy.
  */
 function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publishing): OutboxWorker {
-  const newestFirst = [...publishing.recaps].sort((a, b) => compareIsoDates(b.date, a.date));
+  const newestFirst = [...publishing.recaps].sort(byDateNewestFirst);
   let made: Promise<Mailer> | undefined;
   const worker = createOutboxWorker({
     store,

@@ -1,7 +1,7 @@
 // The machine-read documents: the RSS feed for readers, the sitemap and robots.txt for crawlers.
 // Each is a pure function of the recaps and the site's address, so every process (and every
 // restart) serves byte-identical bodies until the content changes with a deploy.
-import { compareIsoDates, parseIsoDate } from '../content/dates.ts';
+import { byDateNewestFirst, parseIsoDate } from '../content/dates.ts';
 import type { Recap } from '../content/schema.ts';
 import { site, withCampaign } from '../content/site.ts';
 import { weekTitle } from '../content/text.ts';
@@ -60,7 +60,7 @@ export const FEED_ITEM_COUNT = 20;
  */
 export async function buildRssFeed(recaps: readonly Recap[], siteUrl: string): Promise<string> {
   const { Feed } = await import('feed');
-  const newestFirst = [...recaps].sort((a, b) => compareIsoDates(b.date, a.date)).slice(0, FEED_ITEM_COUNT);
+  const newestFirst = [...recaps].sort(byDateNewestFirst).slice(0, FEED_ITEM_COUNT);
   const feed = new Feed({
     title: site.name,
     description: site.description,
@@ -102,7 +102,7 @@ export function buildSitemap(recaps: readonly Recap[], siteUrl: string): string 
   const newest = newestDate(recaps);
   const entries = [
     ...SITE_PAGES.map((path) => ({ loc: `${siteUrl}${path}`, lastmod: newest })),
-    ...[...recaps].sort((a, b) => compareIsoDates(b.date, a.date)).map((recap) => ({ loc: `${siteUrl}${recap.path}`, lastmod: recap.date })),
+    ...[...recaps].sort(byDateNewestFirst).map((recap) => ({ loc: `${siteUrl}${recap.path}`, lastmod: recap.date })),
   ];
   const urls = entries.map(({ loc, lastmod }) => `  <url>\n    <loc>${escapeXml(loc)}</loc>\n    <lastmod>${lastmod}</lastmod>\n  </url>`);
   return [

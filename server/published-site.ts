@@ -5,7 +5,7 @@
 // public.
 import { publicationInstant } from '../content/publication.ts';
 import type { Recap } from '../content/schema.ts';
-import { compareIsoDates } from '../content/dates.ts';
+import { byDateNewestFirst } from '../content/dates.ts';
 
 export interface Publishing {
   /** Every week in content/recaps, public or coming. */
@@ -38,7 +38,7 @@ export interface PublishedSite<T> {
 }
 
 export function publishedSite<T>({ recaps, clock, timeZone }: Publishing, build: (publicRecaps: readonly Recap[]) => T): PublishedSite<T> {
-  const newestFirst = [...recaps].sort((a, b) => compareIsoDates(b.date, a.date));
+  const newestFirst = [...recaps].sort(byDateNewestFirst);
   const instants = new Map(newestFirst.map((recap) => [recap, publicationInstant(recap, timeZone).getTime()]));
   // Publication instants in order: the number of them passed is the key of the public set.
   const timeline = [...instants.values()].sort((a, b) => a - b);

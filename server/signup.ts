@@ -99,10 +99,11 @@ export interface SignupServiceOptions {
 
 export interface SignupService {
   /**
-   * A signup from the site or the API, in the operator's mode. `ridden`: the id its row was
-   * written with in its limit counts' statement (rideAlong), or null when it was not.
+   * A signup from the site or the API, in the operator's mode. `ridden`: its row as prepared for
+   * its limit counts' statement (rideAlong) and what that statement did with it; a row it did not
+   * write is signed up here, from the same prepared row.
    */
-  signUp(email: string, sourcePath: string, ip: string | undefined, ridden?: Promise<string | null>): Promise<SignupDecision>;
+  signUp(email: string, sourcePath: string, ip: string | undefined, ridden?: SignupRide): Promise<SignupDecision>;
   /**
    * The row a signup would write, for the limit counts' statement to write along (one round trip
    * for a new address): only in single mode without a welcome e-mail, where a new address needs
@@ -118,23 +119,39 @@ export interface SignupService {
   resubscribe(details: SubscriberDetails, ip: string | undefined): Promise<'resubscribed' | 'confirmation_sent'>;
 }
 
+/** A row that rode in its limit counts' statement: the row, and the id that statement made active, or null when it did not write it. */
+export interface RiddenSignup {
+  row: SignupRequest;
+  subscriberId: string | null;
+}
+
+/** What the signup guard leaves on res.locals.signupRide for the route; null when the statement failed (nothing was written). */
+export type SignupRide = Promise<RiddenSignup | null>;
+
 const queuesMail = (decision: SignupDecision, welcome: boolean) =>
   decision.outcome === 'send_confirmation' || (welcome && decision.outcome === 'subscribed');
 
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
+  /** The row a signup from the site or the API writes, in the operator's mode. */
+  const requestFor = async (email: string, sourcePath: string, ip: string | undefined): Promise<SignupRequest> => ({
+    email,
+    source: sourcePath,
+    mode,
+    networkHash: keys.networkHash(ip),
+    addressHashes: await keys.addressHashes(email),
+    welcome,
+  });
+
   return {
     async signUp(email, sourcePath, ip, ridden) {
-      const subscriberId = await ridden;
-      if (subscriberId) return { outcome: 'subscribed', subscriberId };
-      const decision = await store.signUp({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes: await keys.addressHashes(email), welcome });
+      const ride = await ridden;
+      if (ride?.subscriberId) return { outcome: 'subscribed', subscriberId: ride.subscriberId };
+      const decision = await store.signUp(ride?.row ?? (await requestFor(email, sourcePath, ip)));
       if (queuesMail(decision, welcome)) outbox.wake();
       return decision;
     },
 
-    rideAlong(email, sourcePath, ip) {
-      if (mode !== 'single' || welcome) return null;
-      return keys.addressHashes(email).then((addressHashes) => ({ email, source: sourcePath, mode, networkHash: keys.networkHash(ip), addressHashes }));
-    },
+    rideAlong: (email, sourcePath, ip) => (mode !== 'single' || welcome ? null : requestFor(email, sourcePath, ip)),
 
     async confirm(subscriberId, ip) {
       const result = await store.activateSubscriber(subscriberId, 'confirmation', keys.networkHash(ip), welcome);

@@ -1,7 +1,7 @@
 // Which recap a run sends, and whether it may: the newest public one (content/publication.ts), or
 // the one asked for; a coming week only as a dry run or a test copy; on the schedule only while
 // it is fresh.
-import { compareIsoDates, daysBetween } from '../../content/dates.ts';
+import { byDateNewestFirst, daysBetween } from '../../content/dates.ts';
 import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { plural, weekLabel } from '../../content/text.ts';
@@ -44,7 +44,7 @@ export function findRecapIn(recaps: readonly Recap[], week: string): Recap | und
 
 export function chooseRecap({ recaps, publication, recapWeek, scheduled, preview, testRecipient, freshnessDays }: RecapChoice): ChosenRecap {
   const today = isoDateIn(publication.now, publication.timeZone);
-  const newestFirst = [...recaps].sort((a, b) => compareIsoDates(b.date, a.date));
+  const newestFirst = [...recaps].sort(byDateNewestFirst);
   const recap = recapWeek !== undefined ? findRecapIn(newestFirst, recapWeek) : newestFirst.find((candidate) => isPublic(candidate, publication));
   if (!recap && recapWeek !== undefined) {
     return { refused: 'unknown-recap', ref: null, message: `There is no recap for "${recapWeek}". Use a date such as ${newestFirst[0]?.date ?? '2025-07-14'} or its path.` };

@@ -4,7 +4,7 @@
 // is the operator's mistake worth a warning: it finds the week hidden and sends nothing new.
 // new-recap, validate-content, the preview command and the operator's report all print this.
 import cron from 'node-cron';
-import { compareIsoDates, daysBetween } from '../../content/dates.ts';
+import { byDateOldestFirst, daysBetween } from '../../content/dates.ts';
 import { formatInstant, isPublic, publicationInstant, wallClockInstant } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
 import { isoDateIn } from './recap.ts';
@@ -81,7 +81,7 @@ export function whenOf(recap: Pick<Recap, 'date' | 'publishAt'>, schedule: Sched
 export function comingWeeks(recaps: readonly Recap[], now: Date, schedule: Schedule): WeekWhen[] {
   return recaps
     .filter((recap) => !isPublic(recap, { now, timeZone: schedule.timezone }))
-    .sort((a, b) => compareIsoDates(a.date, b.date))
+    .sort(byDateOldestFirst)
     .map((recap) => whenOf(recap, schedule));
 }
 

@@ -21,6 +21,8 @@ export interface Waiting {
   limit: number;
   /** Set once its statement has been sent. */
   sent: boolean;
+  /** Set when its statement is sent: the points of the same key's hits queued after it in that statement. */
+  later: number;
   resolve: (count: RateLimitCount) => void;
   reject: (error: unknown) => void;
 }
@@ -61,7 +63,7 @@ export class RateLimitBatcher {
 
   hit(key: string, points: number, windowMs: number, limit: number): Promise<RateLimitCount> {
     return new Promise((resolve, reject) => {
-      const waiting = { key, points, windowMs, limit, sent: false, resolve, reject };
+      const waiting = { key, points, windowMs, limit, sent: false, later: 0, resolve, reject };
       this.queue.push(waiting);
       this.capture?.push(waiting);
       if (this.scheduled) return;
@@ -118,17 +120,21 @@ export class RateLimitBatcher {
       callers.push(waiting);
       byKey.set(waiting.key, callers);
     }
-    const hits = [...byKey].map(([key, callers]) => ({
-      key,
-      points: callers.reduce((sum, caller) => sum + caller.points, 0),
-      windowMs: Math.max(...callers.map((caller) => caller.windowMs)),
-    }));
+    const hits = [...byKey].map(([key, callers]) => {
+      // Each caller is answered with the count as of its own hit: the new total less what came after it.
+      let after = 0;
+      for (let i = callers.length - 1; i >= 0; i--) {
+        callers[i]!.later = after;
+        after += callers[i]!.points;
+      }
+      return { key, points: after, windowMs: Math.max(...callers.map((caller) => caller.windowMs)) };
+    });
     let counts: RateLimitCount[];
     try {
       if (rides.length === 0) {
         counts = await this.counters.hitRateLimits(hits);
       } else {
-        const answer = await this.counters.hitRateLimitsAndSignUp(hits, countedSignups(rides, byKey));
+        const answer = await this.counters.hitRateLimitsAndSignUp(hits, rides.map(countedSignup));
         counts = answer.counts;
         for (const ride of rides) ride.resolve(answer.activated.get(ride.row.email) ?? null);
       }
@@ -139,12 +145,7 @@ export class RateLimitBatcher {
     }
     hits.forEach((hit, index) => {
       const { points: total, msLeft } = counts[index]!;
-      let upTo = total;
-      const callers = byKey.get(hit.key)!;
-      for (let i = callers.length - 1; i >= 0; i--) {
-        callers[i]!.resolve({ points: upTo, msLeft });
-        upTo -= callers[i]!.points;
-      }
+      for (const caller of byKey.get(hit.key)!) caller.resolve({ points: total - caller.later, msLeft });
     });
   }
 
@@ -173,15 +174,7 @@ export class RateLimitBatcher {
   }
 }
 
-/** Each ride's limits: a hit is within its limit when the key's total less the points counted after it in the batch is at most the limit. */
-function countedSignups(rides: readonly Ride[], byKey: ReadonlyMap<string, readonly Waiting[]>): CountedSignup[] {
-  const later = new Map<Waiting, number>();
-  for (const callers of byKey.values()) {
-    let after = 0;
-    for (let i = callers.length - 1; i >= 0; i--) {
-      later.set(callers[i]!, after);
-      after += callers[i]!.points;
-    }
-  }
-  return rides.map(({ row, hits }) => ({ row, limits: hits.map((hit) => ({ key: hit.key, later: later.get(hit)!, limit: hit.limit })) }));
+/** A ride's row and its limits, in the terms the statement checks them (signup_counted_many). */
+function countedSignup({ row, hits }: Ride): CountedSignup {
+  return { row, limits: hits.map(({ key, later, limit }) => ({ key, later, limit })) };
 }

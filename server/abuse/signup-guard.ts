@@ -9,7 +9,7 @@ import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_ME
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { mailboxKey } from '../mailbox-key.ts';
-import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE } from '../signup.ts';
+import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode, SignupRequest } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
@@ -43,9 +43,6 @@ export interface SignupGuardOptions {
    */
   rideAlong?: (email: string, sourcePath: string, ip: string | undefined) => Promise<SignupRequest> | null;
 }
-
-/** What the route finds on res.locals.signupRide: the id the count statement made active, or null when it did not write the row. */
-export type SignupRide = Promise<string | null>;
 
 function refererPath(req: Request): string | undefined {
   try {
@@ -143,7 +140,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     if (rideAlong && mailbox !== null && hits.length === 2 && signup?.ok) {
       const row = rideAlong(signup.email, signup.sourcePath, req.ip);
       // A statement that failed wrote nothing: the route then signs up the usual way, and answers 503 if the store is down.
-      if (row) res.locals.signupRide = row.then((ready) => batcher.ride(ready, hits)).catch(() => null) satisfies SignupRide;
+      if (row) res.locals.signupRide = row.then(async (ready) => ({ row: ready, subscriberId: await batcher.ride(ready, hits) })).catch(() => null) satisfies SignupRide;
     }
     const network = await networkCount;
     if (mailbox !== null && ('error' in network || network.limited)) giveBack(mailboxCount, mailbox);

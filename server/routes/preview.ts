@@ -6,7 +6,7 @@
 // expired one 410, each with a page that says what to do.
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
-import { compareIsoDates, formatWeekDate } from '../../content/dates.ts';
+import { byDateNewestFirst, formatWeekDate } from '../../content/dates.ts';
 import { createPageData } from '../../content/page-data.ts';
 import { formatInstant, publicationInstant } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
@@ -51,7 +51,7 @@ function weeksAt(publishing: Publishing, week: Recap): Recap[] {
   const at = publicationInstant(week, publishing.timeZone).getTime();
   return [...publishing.recaps]
     .filter((recap) => recap === week || publicationInstant(recap, publishing.timeZone).getTime() <= at)
-    .sort((a, b) => compareIsoDates(b.date, a.date));
+    .sort(byDateNewestFirst);
 }
 
 export function previewRouter(options: PreviewOptions): Router {

@@ -2,9 +2,8 @@
 // the page, outcome in the query) for readers without JavaScript. What a signup does is the signup
 // service's (server/signup.ts); this route only reads the request and writes the answer.
 import express, { type Request, type Response, type Router } from 'express';
-import type { SignupRide } from '../abuse/signup-guard.ts';
 import { sendError } from '../errors.ts';
-import { answerFor, backToForm, BODY_LIMIT, isFormPost, parseSignup, UNAVAILABLE_MESSAGE, type SignupService } from '../signup.ts';
+import { answerFor, backToForm, BODY_LIMIT, isFormPost, parseSignup, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
 import type { SignupDecision } from '../store/types.ts';
 
 export interface SubscribeOptions {
