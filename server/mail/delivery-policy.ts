@@ -159,6 +159,9 @@ export type AttemptResult<T> =
   | { kind: 'done'; value: T }
   | { kind: 'rate-limited'; waitMs: number; reason: string }
   | { kind: 'retryable'; reason: string }
+  // Trying this request again cannot help, yet nothing is wrong with what it carries: a later run
+  // can send it (e.g. a batch whose template was deleted, which the next run registers again).
+  | { kind: 'later-run'; reason: string }
   | { kind: 'permanent'; reason: string; fatal?: boolean };
 
 export type CallResult<T> = { ok: true; value: T } | { ok: false; reason: string; permanent: boolean; fatal?: boolean };
@@ -193,6 +196,8 @@ export async function callWithPolicy<T>(
         return { ok: true, value: result.value };
       case 'permanent':
         return { ok: false, reason: result.reason, permanent: true, fatal: result.fatal };
+      case 'later-run':
+        return { ok: false, reason: result.reason, permanent: false };
       case 'rate-limited': {
         rateLimitWaits++;
         if (rateLimitWaits > policy.maxRateLimitWaits || result.waitMs > policy.maxRateLimitWaitMs) {

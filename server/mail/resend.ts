@@ -164,16 +164,14 @@ export class ResendMailer implements Mailer {
           signal: AbortSignal.timeout(this.policy.requestTimeoutMs),
         });
         this.gate.observe(response.headers);
-        if (response.error && isTemplateRefusal(response.error)) return { kind: 'permanent', reason: `template_unavailable: ${describe(response.error)}` };
+        if (response.error && isTemplateRefusal(response.error)) return { kind: 'later-run', reason: `template_unavailable: ${describe(response.error)}` };
         if (response.error) return classifyResendError(response.error, response.headers);
         return { kind: 'done', value: response.data as BatchReply };
       },
       { policy: this.policy, gate: this.gate, signal, beforeAttempt },
     );
     if (!call.ok) {
-      // Retrying the same request cannot help a template refusal, but a rerun can (see isTemplateRefusal).
-      const permanent = call.permanent && !call.reason.startsWith('template_unavailable');
-      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent };
+      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent };
       return { results: chunk.map(() => failed), fatal: call.fatal ? call.reason : undefined };
     }
     const refused = new Map((call.value.errors ?? []).map((error) => [error.index, error.message]));
