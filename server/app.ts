@@ -11,7 +11,7 @@ import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
-import { frontDoor, helmetHeaders, onlyItsPaths, requestLogger, type HeaderSet } from './front-door.ts';
+import { frontDoor, handlerChain, helmetHeaders, onlyItsPaths, requestLogger, securityHeadersAtHead, type HeaderSet } from './front-door.ts';
 import type { Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
@@ -19,7 +19,7 @@ import { pathsOf, publicSite } from './public-site.ts';
 import type { Publishing } from './published-site.ts';
 import { previewRouter } from './routes/preview.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
-import { subscribeRouter } from './routes/subscribe.ts';
+import { subscribeRoute } from './routes/subscribe.ts';
 import { unsubscribeRouter } from './routes/unsubscribe.ts';
 import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
@@ -177,28 +177,6 @@ export function createApp(deps: AppDeps) {
   // the hash cost each signup ~3 % of its CPU (bench/RESULTS.md); bodies of 1 KB and more (the
   // feeds, a week's page data) keep theirs, as Express would write it. Pages set their own.
   app.set('etag', (body: Buffer | string, encoding?: BufferEncoding) => (Buffer.byteLength(body, encoding) >= ETAG_MIN_BYTES ? etag(body, { weak: true }) : undefined));
-  app.use(
-    frontDoor({
-      proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),
-      log: requestLogger(logger),
-      headers: securityHeaders(config, renderer.cacheable),
-      compress: compression(),
-      // The API and the health checks answer with a few hundred bytes of JSON or a redirect, under
-      // compression's 1 KB threshold, so it would never compress them; wrapping each answer anyway
-      // cost a signup ~10 % of its CPU (bench/RESULTS.md, "Signup throughput").
-      uncompressed: (path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz',
-    }),
-  );
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', readiness(store, logger));
-
-  // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
-  // route's parser runs before it.
-  app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
-
   // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
   // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
   const guard = signupGuard({
@@ -211,16 +189,38 @@ export function createApp(deps: AppDeps) {
     rideAlong: signup.rideAlong,
     logger,
   });
-  app.post('/api/subscribe', refuseCrossSite(config.siteUrl), ...guard.screen);
+  const signupPost = handlerChain([
+    refuseCrossSite(config.siteUrl),
+    ...guard.screen,
+    subscribeRoute({ signup, knownPaths, onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored') }),
+  ]);
+  securityHeadersAtHead(app.response, securityHeaders(config, renderer.cacheable));
   app.use(
-    onlyItsPaths(
-      subscribeRouter({
-        signup,
-        knownPaths,
-        onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored'),
-      }),
-    ),
+    frontDoor({
+      proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),
+      log: requestLogger(logger),
+      compress: compression(),
+      // The API and the health checks answer with a few hundred bytes of JSON or a redirect, under
+      // compression's 1 KB threshold, so it would never compress them; wrapping each answer anyway
+      // cost a signup ~10 % of its CPU (bench/RESULTS.md, "Signup throughput").
+      uncompressed: (path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz',
+      // The signup's exact path is answered from the front door, not through the router (front-door.ts).
+      postRoutes: new Map([['/api/subscribe', signupPost]]),
+    }),
   );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', readiness(store, logger));
+
+  // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
+  // route's parser runs before it.
+  app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
+
+  // The front door takes POST /api/subscribe itself; the router still answers the spellings it
+  // matches too (/API/Subscribe, a trailing slash) the same way.
+  app.post('/api/subscribe', signupPost);
   app.use(onlyItsPaths(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger })));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
   app.use(onlyItsPaths(subscriptionRouter(subscription)));

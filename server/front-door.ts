@@ -1,5 +1,6 @@
 // What every request passes before any route, in ONE middleware layer: the proxy check, the
-// request log line, the security headers and compression. As four `app.use` layers each request
+// request log line and compression; the security headers go on as each answer's head goes out
+// (securityHeadersAtHead). As four `app.use` layers each request
 // paid Express's per-layer matching and bookkeeping four times, helmet's chain of a dozen small
 // middlewares, and pino's redaction of every field of the log line; on the signup benchmark
 // (bench/signup.ts, npm start's 2 MiB young generation) that allocation is what made the
@@ -7,7 +8,7 @@
 // request costs before its route: one front layer".
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { Logger } from './logger.ts';
 
@@ -47,9 +48,38 @@ export function helmetHeaders(options: Readonly<HelmetOptions>): HeaderSet {
   return { set, remove };
 }
 
-export function writeHeaders(res: Response, headers: HeaderSet): void {
-  for (const [name, value] of headers.set) res.setHeader(name, value);
-  for (const name of headers.remove) res.removeHeader(name);
+/** Raw header lists as `writeHead` takes them: name, value, name, value, … */
+type RawHeaders = string[];
+type WriteHead = (this: ServerResponse, statusCode: number, ...rest: unknown[]) => ServerResponse;
+
+const isRawHeaders = (value: unknown): value is RawHeaders => Array.isArray(value) && value.length % 2 === 0 && value.every((item) => typeof item === 'string');
+
+/**
+ * Puts `headers` on every answer as its head goes out, by wrapping `writeHead` on Express's
+ * response prototype (app.response): every answer passes there, whether a route calls it or Node
+ * does when the body starts (res.end, res.json, redirects, static files, error pages). A header
+ * the answer has set itself (a page's own Referrer-Policy) is left as it is. Written at head time
+ * rather than when the request arrives, an answer given with its headers in hand
+ * (`res.writeHead(status, ['content-type', …])`, the signup's: server/signup.ts) goes out through
+ * Node's list path with no per-request header dictionary at all; the dozen security headers were
+ * about 15 % of what a signup allocated (bench/RESULTS.md).
+ */
+export function securityHeadersAtHead(response: { writeHead: unknown }, headers: HeaderSet): void {
+  const writeHead = response.writeHead as WriteHead;
+  response.writeHead = function writeHeadSecured(this: ServerResponse, statusCode: number, ...rest: unknown[]) {
+    const last = rest.at(-1);
+    if (isRawHeaders(last)) {
+      const own: string[] = [];
+      for (let i = 0; i < last.length; i += 2) own.push(last[i]!.toLowerCase());
+      const list: RawHeaders = [];
+      for (const [name, value] of headers.set) if (!own.includes(name) && !this.hasHeader(name)) list.push(name, value);
+      rest[rest.length - 1] = list.concat(last);
+    } else {
+      for (const [name, value] of headers.set) if (!this.hasHeader(name)) this.setHeader(name, value);
+      for (const name of headers.remove) this.removeHeader(name);
+    }
+    return writeHead.call(this, statusCode, ...rest);
+  };
 }
 
 /**
@@ -76,20 +106,57 @@ export interface FrontDoorOptions {
   /** Looks at the request's proxy headers (proxy-check.ts); never answers. */
   proxyCheck: (req: Request) => void;
   log: (req: Request, res: Response) => void;
-  headers: HeaderSet;
   compress: RequestHandler;
   /** Paths whose answers are never compressed. */
   uncompressed: (path: string) => boolean;
+  /**
+   * POST routes the front door answers itself, by path: the request goes straight to its handler
+   * instead of walking the app's router to its route (an error it passes on still reaches the app's
+   * error handler). For the one hot POST, the signup: the router's layers, their matching and their
+   * bookkeeping were ~10 % of what a signup allocated (bench/RESULTS.md). Each path must be one of
+   * the uncompressed ones.
+   */
+  postRoutes?: ReadonlyMap<string, RequestHandler>;
 }
 
-export function frontDoor({ proxyCheck, log, headers, compress, uncompressed }: FrontDoorOptions): RequestHandler {
+export function frontDoor({ proxyCheck, log, compress, uncompressed, postRoutes = new Map() }: FrontDoorOptions): RequestHandler {
+  for (const path of postRoutes.keys()) {
+    if (!uncompressed(path)) throw new Error(`the front door answers POST ${path} itself, so its answers must be uncompressed`);
+  }
   return (req, res, next) => {
     proxyCheck(req);
     log(req, res);
-    writeHeaders(res, headers);
-    if (uncompressed(req.path)) next();
-    else void compress(req, res, next);
+    const path = req.path;
+    if (!uncompressed(path)) return void compress(req, res, next);
+    const route = req.method === 'POST' ? postRoutes.get(path) : undefined;
+    if (route) void route(req, res, next);
+    else next();
   };
+}
+
+/**
+ * Handlers run in order as one Express route runs them: next() goes on to the next handler; an
+ * error passed to next, thrown, or a rejected promise goes to `done` (the app's error handler);
+ * next('route') and the end of the list leave the route by `done()`. (Each step's `next` is an
+ * unnamed arrow on purpose: a named closure made per request costs a defineProperty call for
+ * its name in the bundle, whose esbuild build keeps function names.)
+ */
+export function handlerChain(handlers: readonly RequestHandler[]): RequestHandler {
+  const runFrom = (index: number, req: Request, res: Response, done: NextFunction): void => {
+    const handler = handlers[index];
+    if (!handler) return done();
+    try {
+      const returned: unknown = handler(req, res, (signal?: unknown) => {
+        if (signal === 'route') done();
+        else if (signal) done(signal);
+        else runFrom(index + 1, req, res, done);
+      });
+      if (returned instanceof Promise) returned.catch((error: unknown) => done(error ?? new Error('Rejected promise')));
+    } catch (error) {
+      done(error);
+    }
+  };
+  return (req, res, done) => runFrom(0, req, res, done);
 }
 
 /** What a router's stack holds at run time: its layers match a path (router/lib/layer.js). */

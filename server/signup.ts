@@ -39,7 +39,8 @@ export const subscribeBodySchema = z.object(
 );
 
 export const UNAVAILABLE_MESSAGE = 'Please try again later.';
-export const BODY_LIMIT = '4kb';
+/** The largest signup body read, in bytes (4 KB). */
+export const BODY_LIMIT = 4096;
 
 export function isFormPost(req: Request): boolean {
   return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
@@ -71,19 +72,43 @@ export function parseSignup(req: Request, res: Response, knownPaths: ReadonlySet
   return result;
 }
 
+/** An answer of the signup route: its status, its JSON body serialised once, and the form's outcome. */
+export interface SignupAnswer {
+  status: number;
+  json: string;
+  outcome: SignupOutcome;
+}
+
+const signupAnswer = (status: number, body: { status: string }, outcome: SignupOutcome): SignupAnswer => ({ status, json: JSON.stringify(body), outcome });
+const SUBSCRIBED = signupAnswer(201, { status: 'subscribed' }, 'subscribed');
+const ALREADY_SUBSCRIBED = signupAnswer(409, { status: 'already_subscribed' }, 'already-subscribed');
+const CONFIRMATION_SENT = signupAnswer(202, { status: 'confirmation_sent' }, 'confirmation-sent');
+
 /** The answer a signup gets, by what the database decided (DESIGN.md's HTTP contract). */
-export function answerFor(decision: SignupDecision): { status: number; body: { status: string }; outcome: SignupOutcome } {
+export function answerFor(decision: SignupDecision): SignupAnswer {
   switch (decision.outcome) {
     case 'subscribed':
-      return { status: 201, body: { status: 'subscribed' }, outcome: 'subscribed' };
+      return SUBSCRIBED;
     case 'already_subscribed':
-      return { status: 409, body: { status: 'already_subscribed' }, outcome: 'already-subscribed' };
+      return ALREADY_SUBSCRIBED;
     // Double mode and suppressed addresses: one answer whatever the state, so the API tells
     // nobody who is on the list.
     case 'send_confirmation':
     case 'nothing_to_send':
-      return { status: 202, body: { status: 'confirmation_sent' }, outcome: 'confirmation-sent' };
+      return CONFIRMATION_SENT;
   }
+}
+
+/**
+ * Writes JSON already serialised, with the status and headers res.json gives it: the signup's
+ * answers are fixed texts, so each request skips the serialising and Express's send (its content
+ * type lookup, a Buffer copy for the ETag hook, the freshness check). Given as a list to
+ * writeHead, its headers and the security headers added there (server/front-door.ts) go out
+ * without a per-request header dictionary, unless the answer already holds headers (Retry-After).
+ */
+export function sendJsonText(res: Response, status: number, json: string): void {
+  res.writeHead(status, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json))]);
+  res.end(json);
 }
 
 export interface SignupServiceOptions {

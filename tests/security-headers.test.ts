@@ -42,7 +42,15 @@ describe('headers on every kind of answer', () => {
     ['recap page', (t) => fetch(`${t.url}/weekly-recap-july-14`)],
     ['404 page', (t) => fetch(`${t.url}/no-such-page`)],
     ['API answer', (t) => signup(t, 'headers@example.com')],
+    ['API answer for an address already on the list', async (t) => {
+      await signup(t, 'headers-twice@example.com');
+      return signup(t, 'headers-twice@example.com');
+    }],
     ['API error', (t) => fetch(`${t.url}/api/nothing-here`)],
+    ['API error for a body that is not JSON', (t) => fetch(`${t.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": ' })],
+    ['form post sent back to its page', (t) =>
+      fetch(`${t.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=form-headers%40example.com&source=%2F', redirect: 'manual' })],
+    ['static file', (t) => fetch(`${t.url}/favicon.svg`)],
     ['health check', (t) => fetch(`${t.url}/healthz`)],
   ];
 

@@ -12,6 +12,7 @@ import { mailboxKey } from '../mailbox-key.ts';
 import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode, SignupRequest } from '../store/types.ts';
+import { plainJsonLength, readPlainJson } from '../plain-json-body.ts';
 import { isDisposableAddress } from './disposable.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
 import { RateLimitBatcher, type Waiting } from './rate-limit-batcher.ts';
@@ -54,6 +55,12 @@ function refererPath(req: Request): string | undefined {
 
 function retryAfter(res: Response, limited: RateLimiterRes) {
   res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
+}
+
+/** An answer the screen gives itself: JSON, or for the no-JavaScript form (`formPath`) a 303 back to its page. */
+function screenAnswer(res: Response, formPath: string | null, outcome: SignupOutcome, status: number, body: object): void {
+  if (formPath !== null) backToForm(res, formPath, outcome);
+  else res.status(status).json(body);
 }
 
 /** A limiter's answer, settled either way so that an answer not waited for cannot go unhandled. */
@@ -125,9 +132,11 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
       networkAddressAnswer(req, res, await verdict(perNetworkAddress, networkKey), { logger, knownPaths });
       return;
     }
-    const bodyError = (await parsed(json, req, res)) ?? (await parsed(form, req, res));
-    const viaForm = isFormPost(req);
-    const signup = bodyError === undefined && (viaForm || req.is('application/json')) ? parseSignup(req, res, knownPaths) : null;
+    // The usual body (plain JSON) is read by plain-json-body.ts, any other by body-parser.
+    const plainLength = plainJsonLength(req, BODY_LIMIT);
+    const bodyError = plainLength !== null ? await readPlainJson(req, plainLength) : ((await parsed(json, req, res)) ?? (await parsed(form, req, res)));
+    const viaForm = plainLength === null && isFormPost(req);
+    const signup = bodyError === undefined && (viaForm || plainLength !== null || req.is('application/json')) ? parseSignup(req, res, knownPaths) : null;
     const honeypot = signup !== null && honeypotFilled(req.body);
     const mailbox = signup?.ok && !honeypot && !isDisposableAddress(signup.email) ? keyedHash('email', mailboxKey(signup.email)) : null;
     const hits: Waiting[] = [];
@@ -148,17 +157,17 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     if (bodyError !== undefined) return next(bodyError);
     if (signup === null) return next();
     const { sourcePath } = signup;
-    const answer = (outcome: SignupOutcome, status: number, body: object) => (viaForm ? backToForm(res, sourcePath, outcome) : res.status(status).json(body));
+    const formPath = viaForm ? sourcePath : null;
 
     if (honeypot) {
       trapped += 1;
       logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
       // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
-      return mode === 'double' ? answer('confirmation-sent', 202, { status: 'confirmation_sent' }) : answer('subscribed', 201, { status: 'subscribed' });
+      return mode === 'double' ? screenAnswer(res, formPath, 'confirmation-sent', 202, { status: 'confirmation_sent' }) : screenAnswer(res, formPath, 'subscribed', 201, { status: 'subscribed' });
     }
     // An invalid address is the route's to explain.
     if (!signup.ok) return next();
-    if (mailboxCount === null) return answer('disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
+    if (mailboxCount === null) return screenAnswer(res, formPath, 'disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });
     // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
     const counted = await mailboxCount;
     if ('error' in counted) {
@@ -168,9 +177,9 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     if (counted.limited) {
       // Double mode answers 202 whatever the address's state; a mailbox over its limit is one more
       // such state, and a bot spraying its spellings learns nothing from the answer.
-      if (mode === 'double') return answer('confirmation-sent', 202, { status: 'confirmation_sent' });
+      if (mode === 'double') return screenAnswer(res, formPath, 'confirmation-sent', 202, { status: 'confirmation_sent' });
       retryAfter(res, counted.limited);
-      return answer('address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
+      return screenAnswer(res, formPath, 'address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
     }
     next();
   };

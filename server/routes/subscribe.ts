@@ -1,9 +1,11 @@
 // POST /api/subscribe: JSON for the enhanced form and API clients, an HTML form post (303 back to
 // the page, outcome in the query) for readers without JavaScript. What a signup does is the signup
-// service's (server/signup.ts); this route only reads the request and writes the answer.
-import express, { type Request, type Response, type Router } from 'express';
+// service's (server/signup.ts); this route only reads the request and writes the answer. It runs
+// last in the signup's chain (server/app.ts), after the bot screen (abuse/signup-guard.ts), which
+// has already read and parsed the body.
+import type { Request, RequestHandler, Response } from 'express';
 import { sendError } from '../errors.ts';
-import { answerFor, backToForm, BODY_LIMIT, isFormPost, parseSignup, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
+import { answerFor, backToForm, isFormPost, parseSignup, sendJsonText, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
 import type { SignupDecision } from '../store/types.ts';
 
 export interface SubscribeOptions {
@@ -13,12 +15,8 @@ export interface SubscribeOptions {
   onStoreError: (error: unknown) => void;
 }
 
-export function subscribeRouter({ signup, knownPaths, onStoreError }: SubscribeOptions): Router {
-  const router = express.Router();
-  const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
-  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
-
-  router.post('/api/subscribe', json, form, async (req: Request, res: Response) => {
+export function subscribeRoute({ signup, knownPaths, onStoreError }: SubscribeOptions): RequestHandler {
+  return async (req: Request, res: Response) => {
     const viaForm = isFormPost(req);
     if (!viaForm && !req.is('application/json')) {
       sendError(res, 415, 'unsupported_media_type', 'Send the address as JSON, e.g. {"email": "you@example.com"}, or as a form.');
@@ -46,8 +44,6 @@ export function subscribeRouter({ signup, knownPaths, onStoreError }: SubscribeO
     }
     const answer = answerFor(decision);
     if (viaForm) backToForm(res, parsed.sourcePath, answer.outcome);
-    else res.status(answer.status).json(answer.body);
-  });
-
-  return router;
+    else sendJsonText(res, answer.status, answer.json);
+  };
 }
