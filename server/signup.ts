@@ -46,6 +46,21 @@ export function isFormPost(req: Request): boolean {
   return req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
 }
 
+/** How a signup's body came: the no-JavaScript form, JSON, or neither (the route answers 415). */
+export type SignupBodyKind = 'form' | 'json' | null;
+
+/**
+ * The body's kind, decided once per request and kept on res.locals: the bot screen knows it from
+ * the body it read (or asks), the route asks again; each asking costs two content-type parses.
+ */
+export function signupBodyKind(req: Request, res: Response): SignupBodyKind {
+  const kept = res.locals.signupBodyKind as SignupBodyKind | undefined;
+  if (kept !== undefined) return kept;
+  const kind: SignupBodyKind = isFormPost(req) ? 'form' : req.is('application/json') ? 'json' : null;
+  res.locals.signupBodyKind = kind;
+  return kind;
+}
+
 export function backToForm(res: Response, sourcePath: string, outcome: SignupOutcome) {
   res.redirect(303, `${sourcePath}?signup=${outcome}#email-signup`);
 }

@@ -9,7 +9,7 @@ import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_ME
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { mailboxKey } from '../mailbox-key.ts';
-import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
+import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode, SignupRequest } from '../store/types.ts';
 import { plainJsonLength, readPlainJson } from '../plain-json-body.ts';
@@ -127,7 +127,8 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
    * network address already refused from memory is answered before its body is read.
    */
   const screen: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
-    const networkKey = keyedHash('ip', ipKeyGenerator(req.ip ?? '', IPV6_SUBNET));
+    const ip = req.ip;
+    const networkKey = keyedHash('ip', ipKeyGenerator(ip ?? '', IPV6_SUBNET));
     if (perNetworkAddress.blockedInMemory(networkKey)) {
       networkAddressAnswer(req, res, await verdict(perNetworkAddress, networkKey), { logger, knownPaths });
       return;
@@ -135,8 +136,10 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     // The usual body (plain JSON) is read by plain-json-body.ts, any other by body-parser.
     const plainLength = plainJsonLength(req, BODY_LIMIT);
     const bodyError = plainLength !== null ? await readPlainJson(req, plainLength) : ((await parsed(json, req, res)) ?? (await parsed(form, req, res)));
-    const viaForm = plainLength === null && isFormPost(req);
-    const signup = bodyError === undefined && (viaForm || plainLength !== null || req.is('application/json')) ? parseSignup(req, res, knownPaths) : null;
+    if (plainLength !== null) res.locals.signupBodyKind = 'json';
+    const bodyKind = signupBodyKind(req, res);
+    const viaForm = bodyKind === 'form';
+    const signup = bodyError === undefined && bodyKind !== null ? parseSignup(req, res, knownPaths) : null;
     const honeypot = signup !== null && honeypotFilled(req.body);
     const mailbox = signup?.ok && !honeypot && !isDisposableAddress(signup.email) ? keyedHash('email', mailboxKey(signup.email)) : null;
     const hits: Waiting[] = [];
@@ -147,7 +150,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     // statement still wrote the row, the reader would be told to wait yet be on the list; that
     // needs a database slower than COUNT_TIMEOUT_MS and a limit already reached in this process.
     if (rideAlong && mailbox !== null && hits.length === 2 && signup?.ok) {
-      const row = rideAlong(signup.email, signup.sourcePath, req.ip);
+      const row = rideAlong(signup.email, signup.sourcePath, ip);
       // A statement that failed wrote nothing: the route then signs up the usual way, and answers 503 if the store is down.
       if (row) res.locals.signupRide = row.then(async (ready) => ({ row: ready, subscriberId: await batcher.ride(ready, hits) })).catch(() => null) satisfies SignupRide;
     }

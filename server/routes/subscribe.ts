@@ -5,7 +5,7 @@
 // has already read and parsed the body.
 import type { Request, RequestHandler, Response } from 'express';
 import { sendError } from '../errors.ts';
-import { answerFor, backToForm, isFormPost, parseSignup, sendJsonText, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
+import { answerFor, backToForm, parseSignup, sendJsonText, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
 import type { SignupDecision } from '../store/types.ts';
 
 export interface SubscribeOptions {
@@ -17,8 +17,9 @@ export interface SubscribeOptions {
 
 export function subscribeRoute({ signup, knownPaths, onStoreError }: SubscribeOptions): RequestHandler {
   return async (req: Request, res: Response) => {
-    const viaForm = isFormPost(req);
-    if (!viaForm && !req.is('application/json')) {
+    const bodyKind = signupBodyKind(req, res);
+    const viaForm = bodyKind === 'form';
+    if (bodyKind === null) {
       sendError(res, 415, 'unsupported_media_type', 'Send the address as JSON, e.g. {"email": "you@example.com"}, or as a form.');
       return;
     }
