@@ -41,4 +41,4 @@ ENTRYPOINT ["/usr/bin/tini", "--"]
 # WebAssembly on the baseline compiler (no second, optimised copy); a 2 MB young generation and an old
 # generation grown to 1.25 × what the last collection kept hold the heap near what is in use, without
 # the slower code of --optimize-for-size. tests/production-runtime.test.ts checks these are npm start's flags.
-CMD ["node", "--liftoff-only", "--max-semi-space-size=2", "--heap-growing-percent=25", "dist/bin/server.js"]
+CMD ["node", "--liftoff-only", "--max-semi-space-size=4", "--heap-growing-percent=25", "dist/bin/server.js"]
