@@ -218,9 +218,9 @@ export function createApp(deps: AppDeps) {
   // route's parser runs before it.
   app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
 
-  // The front door takes POST /api/subscribe itself; the router still answers the spellings it
-  // matches too (/API/Subscribe, a trailing slash) the same way.
-  app.post('/api/subscribe', signupPost);
+  // The front door takes POST /api/subscribe itself; the router answers the other spellings it
+  // matches (/API/Subscribe, a trailing slash) the same way, and never the exact path a second time.
+  app.post('/api/subscribe', (req, res, next) => (req.path === '/api/subscribe' ? next() : signupPost(req, res, next)));
   app.use(onlyItsPaths(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger })));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
   app.use(onlyItsPaths(subscriptionRouter(subscription)));

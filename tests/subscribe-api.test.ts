@@ -50,6 +50,16 @@ describe('POST /api/subscribe (JSON)', () => {
     expect(await server.store.countSubscribers()).toEqual(before);
   });
 
+  it.each(['/api/subscribe/', '/API/Subscribe'])('answers %s as the signup too, once per post', async (path) => {
+    const email = `spelling-${path.length}-${path.charCodeAt(1)}@example.com`;
+    const first = await fetch(`${server.url}${path}`, { method: 'POST', body: JSON.stringify({ email }), headers: { 'content-type': 'application/json' } });
+    expect(first.status).toBe(201);
+    expect(await first.json()).toEqual({ status: 'subscribed' });
+    const again = await fetch(`${server.url}${path}`, { method: 'POST', body: JSON.stringify({ email }), headers: { 'content-type': 'application/json' } });
+    expect(again.status).toBe(409);
+    expect(await rowsFor(email)).toHaveLength(1);
+  });
+
   it('refuses an oversized body with 413', async () => {
     const response = await postJson({ email: 'a@example.com', padding: 'x'.repeat(10_000) });
     expect(response.status).toBe(413);
