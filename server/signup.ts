@@ -99,6 +99,18 @@ const SUBSCRIBED = signupAnswer(201, { status: 'subscribed' }, 'subscribed');
 const ALREADY_SUBSCRIBED = signupAnswer(409, { status: 'already_subscribed' }, 'already-subscribed');
 const CONFIRMATION_SENT = signupAnswer(202, { status: 'confirmation_sent' }, 'confirmation-sent');
 
+/** What a new address gets in each mode; the honeypot answers the same (abuse/signup-guard.ts). */
+export const newAddressAnswer = (mode: SignupMode): SignupAnswer => (mode === 'double' ? CONFIRMATION_SENT : SUBSCRIBED);
+
+/** A double-mode answer whatever the address's state, a mailbox over its limit included. */
+export const DOUBLE_MODE_ANSWER = CONFIRMATION_SENT;
+
+/** Sends a signup answer: its JSON, or for the no-JavaScript form (`formPath`) a 303 back to its page. */
+export function sendSignupAnswer(res: Response, formPath: string | null, answer: SignupAnswer): void {
+  if (formPath !== null) backToForm(res, formPath, answer.outcome);
+  else sendJsonText(res, answer.status, answer.json);
+}
+
 /** The answer a signup gets, by what the database decided (DESIGN.md's HTTP contract). */
 export function answerFor(decision: SignupDecision): SignupAnswer {
   switch (decision.outcome) {

@@ -9,7 +9,7 @@ import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_ME
 import { sendError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { mailboxKey } from '../mailbox-key.ts';
-import { backToForm, BODY_LIMIT, isFormPost, parseSignup, safeSourcePath, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
+import { backToForm, BODY_LIMIT, DOUBLE_MODE_ANSWER, isFormPost, newAddressAnswer, parseSignup, safeSourcePath, sendSignupAnswer, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide } from '../signup.ts';
 import type { RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { SignupMode, SignupRequest } from '../store/types.ts';
 import { plainJsonLength, readPlainJson } from '../plain-json-body.ts';
@@ -57,7 +57,7 @@ function retryAfter(res: Response, limited: RateLimiterRes) {
   res.set('Retry-After', String(Math.max(1, Math.ceil(limited.msBeforeNext / 1000))));
 }
 
-/** An answer the screen gives itself: JSON, or for the no-JavaScript form (`formPath`) a 303 back to its page. */
+/** A refusal the screen gives itself: JSON, or for the no-JavaScript form (`formPath`) a 303 back to its page. */
 function screenAnswer(res: Response, formPath: string | null, outcome: SignupOutcome, status: number, body: object): void {
   if (formPath !== null) backToForm(res, formPath, outcome);
   else res.status(status).json(body);
@@ -166,7 +166,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
       trapped += 1;
       logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
       // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
-      return mode === 'double' ? screenAnswer(res, formPath, 'confirmation-sent', 202, { status: 'confirmation_sent' }) : screenAnswer(res, formPath, 'subscribed', 201, { status: 'subscribed' });
+      return sendSignupAnswer(res, formPath, newAddressAnswer(mode));
     }
     // An invalid address is the route's to explain.
     if (!signup.ok) return next();
@@ -180,7 +180,7 @@ export function signupGuard({ counters, secret, perMinute, perAddressPerDay, kno
     if (counted.limited) {
       // Double mode answers 202 whatever the address's state; a mailbox over its limit is one more
       // such state, and a bot spraying its spellings learns nothing from the answer.
-      if (mode === 'double') return screenAnswer(res, formPath, 'confirmation-sent', 202, { status: 'confirmation_sent' });
+      if (mode === 'double') return sendSignupAnswer(res, formPath, DOUBLE_MODE_ANSWER);
       retryAfter(res, counted.limited);
       return screenAnswer(res, formPath, 'address-rate-limited', 429, { error: 'too_many_requests', message: ADDRESS_RATE_LIMITED_MESSAGE });
     }

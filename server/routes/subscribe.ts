@@ -5,7 +5,7 @@
 // has already read and parsed the body.
 import type { Request, RequestHandler, Response } from 'express';
 import { sendError } from '../errors.ts';
-import { answerFor, backToForm, parseSignup, sendJsonText, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
+import { answerFor, backToForm, parseSignup, sendSignupAnswer, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupRide, type SignupService } from '../signup.ts';
 import type { SignupDecision } from '../store/types.ts';
 
 export interface SubscribeOptions {
@@ -43,8 +43,6 @@ export function subscribeRoute({ signup, knownPaths, onStoreError }: SubscribeOp
       sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
       return;
     }
-    const answer = answerFor(decision);
-    if (viaForm) backToForm(res, parsed.sourcePath, answer.outcome);
-    else sendJsonText(res, answer.status, answer.json);
+    sendSignupAnswer(res, viaForm ? parsed.sourcePath : null, answerFor(decision));
   };
 }
