@@ -37,8 +37,8 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# V8 flags for a small host (README, "Production runtime"): --liftoff-only keeps the embedded database's
-# WebAssembly on the baseline compiler (no second, optimised copy); a 2 MB young generation and an old
-# generation grown to 1.25 × what the last collection kept hold the heap near what is in use, without
-# the slower code of --optimize-for-size. tests/production-runtime.test.ts checks these are npm start's flags.
-CMD ["node", "--liftoff-only", "--max-semi-space-size=4", "--heap-growing-percent=25", "dist/bin/server.js"]
+# V8 settings for a small host (README, "Memory and speed"): the young generation capped at 4 MB per
+# semi-space. The server sets its other two V8 flags itself once its modules are loaded
+# (server/late-v8-flags.ts): on the command line they would cost Node's code cache for its built-ins.
+# tests/production-runtime.test.ts checks this is npm start's command.
+CMD ["node", "--max-semi-space-size=4", "dist/bin/server.js"]

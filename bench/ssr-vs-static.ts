@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { recordResults } from './support/results.ts';
+import { lateV8Flags } from '../server/late-v8-flags.ts';
 import { startEnv, startFlags } from './support/start-flags.ts';
 
 const CONNECTIONS = 50;
@@ -71,7 +72,7 @@ export async function runSsrVsStatic(): Promise<{ ratio: number }> {
     const ratio = median(ssr) / median(stat);
     const p99Ratio = median(ssrP99) / median(statP99);
     const rss = await server.rss();
-    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`${Object.entries({ ...startEnv(), ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))) }).map(([name, value]) => `${name}=${value} `).join('')}node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s environment and flags). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
+    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`${Object.entries({ ...startEnv(), ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))) }).map(([name, value]) => `${name}=${value} `).join('')}node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s environment and flags), then \`${lateV8Flags('pglite').join(' ')}\` set by the server itself as production's does (server/late-v8-flags.ts). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
 
 | round | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
 |---|---|---|---|---|---|

@@ -47,25 +47,24 @@ const sourceLocation: Plugin = {
 };
 
 /**
- * Production dependencies bundled all the same, for the memory of the running server: imported
- * from node_modules, zod loads all of its 64 locale files (0.34 MB of JavaScript, resident for
- * good) and its JSON Schema converters, none of which the server uses; bundled, esbuild keeps only
- * what is imported (bench/RESULTS.md, "Start-up and memory profile"). It stays in dependencies,
- * so the unbundled `npm run dev` and the tests find it.
+ * What stays an `import` of node_modules at run time. Every other production dependency is bundled
+ * into dist/bin/, for the start-up and the memory of the running server: resolved from
+ * node_modules, Express and the rest load ~400 small CommonJS files, and finding them (package.json
+ * lookups, stats, one compile each) was a fifth of the server's start-up CPU (bench/RESULTS.md,
+ * "Start-up on a slower machine"); zod loaded from node_modules also brings all 64 of its locale
+ * files (0.34 MB resident for good), of which the bundle keeps only what is imported. They all stay
+ * in dependencies, so the unbundled `npm run dev` and the tests find them.
+ * - PGlite locates its WebAssembly module and data files next to its own code.
+ * - React, React DOM and React Router are shared with the built renderer (dist/server/), which
+ *   imports them from node_modules: one copy of React per process.
+ * - pg-native is pg's optional native driver, never installed.
+ * - prettier (@react-email/render's, only for `pretty: true` output, which nothing asks for) and
+ *   vite (only `npm run dev`'s renderer) are devDependencies never loaded in production.
  */
-const BUNDLED_DEPENDENCIES = ['zod'];
+const KEPT_AS_IMPORTS = ['@electric-sql/pglite', 'react', 'react-dom', 'react-router', 'react-router-dom', 'pg-native', 'prettier', 'vite'];
 
-/**
- * What stays an `import` of node_modules at run time: the production dependencies (installed by
- * `npm ci --omit=dev`). Anything else the server uses (a devDependency such as the React Email
- * renderer, and its own dependencies) is bundled, so production installs only what runs.
- * Two devDependencies stay imports, never loaded in production: prettier (@react-email/render's,
- * only for `pretty: true` output, which nothing asks for) and vite (only `npm run dev`'s renderer).
- */
-async function externals(): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(`${root}/package.json`, 'utf8')) as { dependencies?: Record<string, string> };
-  const dependencies = Object.keys(manifest.dependencies ?? {}).filter((name) => !BUNDLED_DEPENDENCIES.includes(name));
-  return [...dependencies, ...dependencies.map((name) => `${name}/*`), 'prettier', 'prettier/*', 'vite', ...builtinModules, 'node:*'];
+function externals(): string[] {
+  return [...KEPT_AS_IMPORTS, ...KEPT_AS_IMPORTS.map((name) => `${name}/*`), ...builtinModules, 'node:*'];
 }
 
 /**
@@ -94,7 +93,7 @@ export async function buildNode(): Promise<void> {
     format: 'esm',
     platform: 'node',
     target: 'node24',
-    external: await externals(),
+    external: externals(),
     // Bundled CommonJS (html-to-text's) may call require(); ESM has none of its own.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     jsx: 'automatic',

@@ -4,7 +4,7 @@
 // entry), and it has no esbuild service running beside it (tsx's transformer). The image's CMD
 // runs the same file with the same flags, and the compiled files import nothing from node_modules
 // that `npm ci --omit=dev` leaves out.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
@@ -145,6 +145,23 @@ describe('the compiled runtime', () => {
     const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!);
     expect(start, manifest.scripts.start).not.toBeNull();
     expect(options).toEqual(start![1]!.split(' ').filter(Boolean));
+  });
+
+  // v8.cachedDataVersionTag() is derived from V8's version and its flags: code cached under one tag
+  // is refused under another. Node's built-in modules are cached under the tag of no flags at all.
+  it("npm start's node flags keep Node's code cache for its built-in modules; the server's late flags take effect", () => {
+    const run = (args: string[], code: string) => execFileSync(process.execPath, [...args, '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const printTag = "import { cachedDataVersionTag } from 'node:v8'; console.log(cachedDataVersionTag());";
+    const builtIns = run([], printTag);
+    const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!)![1]!.split(' ').filter(Boolean);
+    expect(run(start, printTag), `npm start's flags ${start.join(' ')}`).toBe(builtIns);
+    // Set from the code, the flags are V8's from then on: the tag changes.
+    const [before, after] = run(
+      ['--import', 'tsx'],
+      "import { cachedDataVersionTag } from 'node:v8'; import { setLateV8Flags } from './server/late-v8-flags.ts'; const before = cachedDataVersionTag(); setLateV8Flags('pglite'); console.log(before, cachedDataVersionTag());",
+    ).split(' ');
+    expect(before).toBe(builtIns);
+    expect(after).not.toBe(before);
   });
 
   it('the scripts production runs call compiled files, and those files exist after the build', () => {
