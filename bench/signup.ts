@@ -26,7 +26,7 @@ import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
 import { recordResults } from './support/results.ts';
-import { lateV8Flags, setV8FlagsBeforeStore, setV8FlagsOnceListening } from '../server/late-v8-flags.ts';
+import { lateV8Flags, setLateV8Flags } from '../server/late-v8-flags.ts';
 import { startEnv, startFlags } from './support/start-flags.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -103,8 +103,8 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 
 /** Child process: the production app on the given store, answering on a loopback port. */
 async function serve(backend: Backend, target: string) {
-  // The V8 flags the production server sets on itself: before its store opens and once it listens.
-  setV8FlagsBeforeStore(backend);
+  // The V8 flags the production server sets on itself after its command line's.
+  setLateV8Flags(backend);
   const store: Store = backend === 'postgres' ? await openPostgresStore(target, { max: POOL_SIZE }) : await openPGliteStore(target);
   // Production logs one JSON line per request; the bench pays that cost too, into a sink.
   const logger = createLogger({ level: 'info', pretty: false, destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
@@ -112,7 +112,6 @@ async function serve(backend: Backend, target: string) {
   const { createServer } = await import('node:http');
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  setV8FlagsOnceListening();
   const port = (server.address() as AddressInfo).port;
   const mailDir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-mail-'));
   const config = {

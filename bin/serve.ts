@@ -13,7 +13,7 @@ import { createMailer } from '../server/mail/index.ts';
 import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
 import { openStore, StoreLockedError, type Store } from '../server/store/index.ts';
-import { setV8FlagsBeforeStore, setV8FlagsOnceListening } from '../server/late-v8-flags.ts';
+import { setLateV8Flags } from '../server/late-v8-flags.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
 // that, the store and a running digest batch the rest.
@@ -27,7 +27,7 @@ async function start() {
   const logger = createLogger({ level: config.logLevel, pretty: config.env !== 'production' });
   for (const warning of config.warnings) logger.warn(warning);
 
-  setV8FlagsBeforeStore(config.store.kind);
+  setLateV8Flags(config.store.kind);
   let store: Store;
   try {
     store = await openStore(config.store);
@@ -57,7 +57,6 @@ async function start() {
   });
 
   const server = app.listen(config.port, config.host, () => {
-    setV8FlagsOnceListening();
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info(

@@ -158,7 +158,7 @@ describe('the compiled runtime', () => {
     // Set from the code, the flags are V8's from then on: the tag changes.
     const [before, after] = run(
       ['--import', 'tsx'],
-      "import { cachedDataVersionTag } from 'node:v8'; import { setV8FlagsBeforeStore, setV8FlagsOnceListening } from './server/late-v8-flags.ts'; const before = cachedDataVersionTag(); setV8FlagsBeforeStore('pglite'); setV8FlagsOnceListening(); console.log(before, cachedDataVersionTag());",
+      "import { cachedDataVersionTag } from 'node:v8'; import { setLateV8Flags } from './server/late-v8-flags.ts'; const before = cachedDataVersionTag(); setLateV8Flags('pglite'); console.log(before, cachedDataVersionTag());",
     ).split(' ');
     expect(before).toBe(builtIns);
     expect(after).not.toBe(before);
