@@ -49,7 +49,7 @@ const sourceLocation: Plugin = {
 /**
  * What stays an `import` of node_modules at run time. Every other production dependency is bundled
  * into dist/bin/, for the start-up and the memory of the running server: resolved from
- * node_modules, Express and the rest load ~400 small CommonJS files, and finding them (package.json
+ * node_modules, Express and the rest load ~220 CommonJS files, and finding them (package.json
  * lookups, stats, one compile each) was a fifth of the server's start-up CPU (bench/RESULTS.md,
  * "Start-up on a slower machine"); zod loaded from node_modules also brings all 64 of its locale
  * files (0.34 MB resident for good), of which the bundle keeps only what is imported. They all stay

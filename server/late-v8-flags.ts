@@ -17,9 +17,9 @@ const LEAN_OLD_GENERATION = ['--heap-growing-percent=25'];
 /**
  * The embedded database's WebAssembly (PGlite, 9 MB) stays on V8's baseline compiler: without it
  * V8 compiles the hot part again with its optimising compiler in the background and keeps ~100 MB
- * more for it. V8 decides a module's tiers when it compiles it, so these must be set before PGlite
- * is opened; --liftoff-only's implications are spelled out, as V8 applies implications only to the
- * command line.
+ * more for it. Set before PGlite is opened, they hold as on the command line (bench/RESULTS.md,
+ * "Runtime"). What --liftoff-only implies on the command line is spelled out: set at run time with
+ * --liftoff-only alone (an earlier attempt), PGlite's memory grew as without it.
  */
 const WASM_BASELINE_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 
