@@ -7,6 +7,9 @@
 // from then on. Size flags (--max-semi-space-size) do not touch the hash and stay on the command
 // line, read once when the heap is made.
 import { setFlagsFromString } from 'node:v8';
+import type { StoreConfig } from './config.ts';
+
+type StoreKind = StoreConfig['kind'];
 
 /**
  * The old generation grows to 1.25 × what the last full collection kept (V8's default is up to
@@ -24,7 +27,7 @@ const LEAN_OLD_GENERATION = ['--heap-growing-percent=25'];
 const WASM_BASELINE_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 
 /** The flags for a server on this store: the WebAssembly ones only where there is WebAssembly. */
-export function lateV8Flags(store: 'postgres' | 'supabase' | 'pglite'): string[] {
+export function lateV8Flags(store: StoreKind): string[] {
   return store === 'pglite' ? [...LEAN_OLD_GENERATION, ...WASM_BASELINE_ONLY] : LEAN_OLD_GENERATION;
 }
 
@@ -32,7 +35,7 @@ export function lateV8Flags(store: 'postgres' | 'supabase' | 'pglite'): string[]
  * Sets them, for the server, the benchmarks' servers and nothing else: call it once the modules are
  * loaded and before the store is opened.
  */
-export function setLateV8Flags(store: 'postgres' | 'supabase' | 'pglite'): void {
+export function setLateV8Flags(store: StoreKind): void {
   // Node's fetch classes (Request, made by every page render) are a built-in loaded on first use:
   // loaded now, they still come from Node's code cache.
   void globalThis.Request;

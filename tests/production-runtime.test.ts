@@ -119,6 +119,13 @@ describe('npm start, as an operator runs it', () => {
   });
 });
 
+/** The node options npm start gives the server (the flags between `node` and the file). */
+function startScriptFlags(): string[] {
+  const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!);
+  expect(start, manifest.scripts.start).not.toBeNull();
+  return start![1]!.split(' ').filter(Boolean);
+}
+
 /** The `VAR=value` assignments the start script puts before `node … dist/bin/server.js`. */
 function startScriptEnv(): Record<string, string> {
   const start = /((?:[A-Z_]+=\S+ )*)node (?:--\S+ )*dist\/bin\/server\.js/.exec(manifest.scripts.start!);
@@ -142,9 +149,7 @@ describe('the compiled runtime', () => {
     expect(cmd[0]).toBe('node');
     expect(entry).toBe('dist/bin/server.js');
     expect(options.filter((option) => LOADER_OPTION.test(option))).toEqual([]);
-    const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!);
-    expect(start, manifest.scripts.start).not.toBeNull();
-    expect(options).toEqual(start![1]!.split(' ').filter(Boolean));
+    expect(options).toEqual(startScriptFlags());
   });
 
   // v8.cachedDataVersionTag() is derived from V8's version and its flags: code cached under one tag
@@ -153,7 +158,7 @@ describe('the compiled runtime', () => {
     const run = (args: string[], code: string) => execFileSync(process.execPath, [...args, '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }).trim();
     const printTag = "import { cachedDataVersionTag } from 'node:v8'; console.log(cachedDataVersionTag());";
     const builtIns = run([], printTag);
-    const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!)![1]!.split(' ').filter(Boolean);
+    const start = startScriptFlags();
     expect(run(start, printTag), `npm start's flags ${start.join(' ')}`).toBe(builtIns);
     // Set from the code, the flags are V8's from then on: the tag changes.
     const [before, after] = run(
