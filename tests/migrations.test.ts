@@ -121,6 +121,7 @@ for (const kind of kinds) {
           { relname: 'digest_contents', relrowsecurity: true },
           { relname: 'digest_deliveries', relrowsecurity: true },
           { relname: 'digest_locks', relrowsecurity: true },
+          { relname: 'digest_recap_sends', relrowsecurity: true },
           { relname: 'digest_runs', relrowsecurity: true },
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
@@ -138,6 +139,7 @@ for (const kind of kinds) {
           'activate_subscriber',
           'activate_subscriber_welcome',
           'claim_welcome',
+          'count_digest_recap_sends',
           'count_subscribers',
           'delete_subscriber',
           'delete_subscriber_by_link',
@@ -324,6 +326,50 @@ for (const kind of kinds) {
                            insert into public.email_signups (email) values ('one@example.com'), ('two@example.com');`);
         await migrate(client);
         await expect(client.query("insert into public.email_signups (email) values ('one@example.com')")).rejects.toMatchObject({ code: '23505' });
+      } finally {
+        await drop();
+      }
+    });
+
+    it('give an existing state history the states its rows left, and the same report as before', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await migrate(client, migrations.filter((m) => m.version < '20261126004010'));
+        // Four subscribers over four weeks: one stays, one leaves and comes back, one leaves for
+        // good, one is deleted; two recaps went out.
+        const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
+        await client.exec(`insert into public.email_signups (email) values ('stay@m.test'), ('back@m.test'), ('left@m.test'), ('gone@m.test');
+          update public.subscriber_state_history set changed_at = ${weekStart(3)};
+          update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed' where email in ('back@m.test', 'left@m.test');
+          update public.subscriber_state_history set changed_at = ${weekStart(2)} where state = 'unsubscribed';
+          update public.email_signups set unsubscribed_at = null, unsubscribe_reason = null where email = 'back@m.test';
+          insert into public.digest_deliveries (recap_date, subscriber_id, sent_at)
+            select d, id::text, d::timestamptz + interval '9 hours' from public.email_signups, (values (date '2025-07-07'), (date '2025-07-14')) r(d);
+          delete from public.email_signups where email = 'gone@m.test';
+          update public.subscriber_state_history set changed_at = ${weekStart(1)} where changed_at > ${weekStart(1)};`);
+        const report = async () => (await client.query<{ report: unknown }>(`select public.report_snapshot(52) - 'generatedAt' as report`)).rows[0]!.report;
+        const before = await report();
+        expect(before).toMatchObject({
+          weeks: [
+            { states: { active: 4 }, signups: 4 },
+            { states: { active: 2, unsubscribed: 2 }, signups: 0 },
+            { states: { active: 2, unsubscribed: 1 }, signups: 0 },
+            { states: { active: 2, unsubscribed: 1 }, signups: 0 },
+          ],
+          sends: [{ recapDate: '2025-07-14', sent: 3 }, { recapDate: '2025-07-07', sent: 3 }],
+        });
+
+        await migrate(client);
+        expect(await report()).toEqual(before);
+        const moves = await client.query<{ state: string; from_state: string | null; n: number }>(
+          'select state, from_state, count(*)::int as n from public.subscriber_state_history group by 1, 2 order by 1, 2',
+        );
+        expect(moves.rows).toEqual([
+          { state: 'active', from_state: 'unsubscribed', n: 1 },
+          { state: 'active', from_state: null, n: 4 },
+          { state: 'deleted', from_state: 'active', n: 1 },
+          { state: 'unsubscribed', from_state: 'active', n: 2 },
+        ]);
       } finally {
         await drop();
       }

@@ -1,13 +1,14 @@
 // What a delete leaves, at the store: a batch settled after it writes no ledger row for the
 // deleted id (sent or skipped), and no column of any table names the id or the address. And the
 // report: a delete or a prune takes the subscriber out of the counts from the week it happens, and
-// leaves the weeks before as they were. On PGlite and PostgreSQL.
+// leaves the weeks before as they were, and the sent figures of recaps already sent. On PGlite and
+// PostgreSQL.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
 import { rowsNaming } from './support/rows-naming.ts';
 import { sqlBackends } from './support/sql-backends.ts';
-import { addSignup } from './support/store-ops.ts';
+import { addSignup, recordDeliveries } from './support/store-ops.ts';
 
 const kinds = sqlBackends.map((backend) => ({
   name: backend.name,
@@ -115,6 +116,24 @@ for (const kind of kinds) {
         { states: { active: 1, pending: 0 }, signups: 0 },
       ]);
       expect((await store.reportSnapshot(52)).totals).toEqual({ active: 1 });
+    });
+
+    it('the report keeps a sent recap’s figures when a recipient deletes their data, and a truncated ledger counts nothing', async () => {
+      for (const email of ['stay@example.org', 'gone@example.org']) await addSignup(store, email, '/');
+      const [stay, gone] = [await idOf('stay@example.org'), await idOf('gone@example.org')];
+      await recordDeliveries(store, RECAP, [
+        { subscriberId: stay, providerMessageId: 'msg-stay' },
+        { subscriberId: gone, providerMessageId: 'msg-gone' },
+      ]);
+      const sendsBefore = (await store.reportSnapshot(52)).sends;
+      expect(sendsBefore).toEqual([expect.objectContaining({ recapDate: RECAP, sent: 2 })]);
+
+      await store.deleteSubscriber(gone, 'hash-unused');
+      expect((await sql.query('select subscriber_id from public.digest_deliveries')).rows).toEqual([{ subscriber_id: stay }]);
+      expect((await store.reportSnapshot(52)).sends).toEqual(sendsBefore);
+
+      await sql.query('truncate public.digest_deliveries');
+      expect((await store.reportSnapshot(52)).sends).toEqual([]);
     });
   });
 }
