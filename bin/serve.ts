@@ -1,7 +1,7 @@
 // The web server, started by bin/server.ts once the compile cache is on.
-// Start-up in three steps: parse the configuration, build the app from its dependencies, listen;
-// then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the
-// store) within a bound.
+// Start-up in three steps: parse the configuration, build the app from its dependencies (the store
+// opening meanwhile), listen; then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish
+// in-flight requests, close the store) within a bound.
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
@@ -12,7 +12,7 @@ import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
 import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
-import { openStore, StoreLockedError, type Store } from '../server/store/index.ts';
+import { openStore, StoreLockedError, storeWhenOpen, type Store } from '../server/store/index.ts';
 import { setLateV8Flags } from '../server/late-v8-flags.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
@@ -28,10 +28,12 @@ async function start() {
   for (const warning of config.warnings) logger.warn(warning);
 
   setLateV8Flags(config.store.kind);
-  let store: Store;
-  try {
-    store = await openStore(config.store);
-  } catch (error) {
+  // The store opens while the renderer loads and the server starts listening: pages need no
+  // database, so a restart serves them while PGlite boots (most of its start) or the pool connects,
+  // and a request that needs the store waits for the open. A store that cannot open stops the
+  // process, as before it listened.
+  const opening = openStore(config.store);
+  opening.catch((error: unknown) => {
     if (error instanceof StoreLockedError) {
       logger.fatal(error.message);
       process.exit(1);
@@ -42,7 +44,8 @@ async function start() {
     const reason = error instanceof Error ? error.message : String(error);
     logger.fatal(`Cannot open the ${config.store.kind} store: ${reason}. Check ${config.store.kind === 'postgres' ? 'DATABASE_URL' : config.store.kind === 'supabase' ? 'SUPABASE_URL and the keys' : 'DATA_DIR'} and that the database is reachable.`);
     process.exit(1);
-  }
+  });
+  const store = storeWhenOpen(config.store.kind, opening);
 
   const dev = devMode ? await createDevRenderer() : null;
   const renderer = dev?.renderer ?? (await loadBuiltRenderer());
@@ -56,7 +59,11 @@ async function start() {
     publishing: { recaps, clock: () => new Date(), timeZone: config.digest.timezone },
   });
 
-  const server = app.listen(config.port, config.host, () => {
+  const server = app.listen(config.port, config.host);
+  const listening = new Promise<void>((resolve) => server.once('listening', resolve));
+  // Announced once it listens and its store is open, so the line still means "ready" (a store
+  // that fails to open is reported above, and the process stops).
+  Promise.all([listening, opening]).then(() => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info(
@@ -64,7 +71,7 @@ async function start() {
       `Launched Weekly on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port} (${config.env}, ${dev ? 'Vite dev server' : 'built site'})`,
     );
     if (config.defaultsUsed.length > 0) logger.info(`Defaults in use: ${config.defaultsUsed.join('; ')}`);
-  });
+  }, () => {});
   answerClientErrors(server);
   server.on('error', (error) => {
     logger.fatal({ err: error }, `Cannot listen on ${config.host}:${config.port}: ${error.message}`);

@@ -429,6 +429,35 @@ describe.skipIf(postgresUrl === null)('A migration that cannot lock a busy table
   });
 });
 
+describe.skipIf(postgresUrl === null)('A restart on an up-to-date database', () => {
+  it('only reads the ledger: a session holding the ledger table does not hold it up', async () => {
+    const db = await createTestDatabase();
+    const client = createPgClient(db.url, { max: 1 });
+    const reader = createPgClient(db.url, { max: 1 });
+    try {
+      await migrate(client);
+      // Share mode lets the ledger be read but not altered (the path that applies files does both).
+      let finish!: () => void;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const locking = reader.transaction(async (tx) => {
+        await tx.query('lock table public.app_migrations in share mode');
+        holding();
+        await finished;
+      });
+      await held;
+      expect(await migrate(client, migrations, { lockTimeoutMs: 300 })).toEqual([]);
+      finish();
+      await locking;
+    } finally {
+      await reader.close();
+      await client.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('The embedded store opens an old data directory', () => {
   let dataDir: string;
 
