@@ -90,7 +90,10 @@ from (
 ) p
 where h.id = p.id and p.from_state is not null and h.from_state is null;
 
--- As in 20261123000400_email_events_and_state_history.sql, plus the state left.
+-- As in 20261123000400_email_events_and_state_history.sql, plus the state left, and the state read
+-- from the status column (the generated column that is the state rule, which every table has had
+-- since 20261123000100_subscriber_status.sql) instead of turning each signup's row into jsonb for
+-- subscriber_state_of.
 create or replace function public.record_subscriber_states()
 returns trigger
 language plpgsql
@@ -100,12 +103,12 @@ as $$
 begin
   if tg_op = 'INSERT' then
     insert into public.subscriber_state_history (subscriber_id, state)
-    select n.id::text, public.subscriber_state_of(to_jsonb(n)) from new_rows n;
+    select n.id::text, n.status from new_rows n;
   else
     insert into public.subscriber_state_history (subscriber_id, state, from_state)
-    select n.id::text, public.subscriber_state_of(to_jsonb(n)), public.subscriber_state_of(to_jsonb(o))
+    select n.id::text, n.status, o.status
     from new_rows n join old_rows o on o.id = n.id
-    where public.subscriber_state_of(to_jsonb(n)) is distinct from public.subscriber_state_of(to_jsonb(o));
+    where n.status is distinct from o.status;
   end if;
   return null;
 end;
