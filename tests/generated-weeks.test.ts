@@ -3,7 +3,6 @@
 // server. The bundle must hold no week's title or headline (its size must not grow with the
 // weeks), and every week from 2026 on must live at an address that carries its year, in every
 // place that links to it. The full 520-week figures are `npm run bench -- scale`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +12,14 @@ import { recaps } from '../content/index.ts';
 import { CLIENT_DIST } from '../server/renderer.ts';
 import { FIRST_SYNTHETIC_WEEK, makeScaledCopy, viteBuild, type ScaledCopy } from '../bench/support/scale-copy.ts';
 import { freePort } from './support/ports.ts';
+import { startServerProcess, type ServerProcess } from './support/server-process.ts';
 
 const TOTAL_WEEKS = 300;
 const SITE_URL = 'https://weekly.example';
 
 let copy: ScaledCopy;
 const coming = () => copy.synthetic.at(-1)!;
-let server: ChildProcess;
+let server: ServerProcess | undefined;
 let dataDir: string;
 let base: string;
 
@@ -30,22 +30,16 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'generated-weeks-data-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
-    cwd: copy.root,
-    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let tries = 0; ; tries++) {
-    const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (up) break;
-    if (tries > 600 || server.exitCode !== null) throw new Error('the server of the generated copy did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // Its own environment, not this process's: the copy must not see a DATABASE_URL or a key from here.
+  server = await startServerProcess(
+    { NODE_ENV: 'development', PORT: String(port), DATA_DIR: dataDir, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'info' },
+    180_000,
+    copy.root,
+  );
 }, 240_000);
 
 afterAll(async () => {
-  server?.kill('SIGTERM');
-  await new Promise((resolve) => (server && server.exitCode === null ? server.once('exit', resolve) : resolve(null)));
+  await server?.stop('SIGTERM');
   await copy?.remove();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });

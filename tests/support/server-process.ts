@@ -14,9 +14,14 @@ export interface ServerProcess {
   stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<ServerProcess> {
+/**
+ * Starts bin/server.ts of this checkout, or of the copy at `root`, and resolves once it has printed
+ * its ready line: it listens and its store is open. (Polling a URL instead would leave a pooled
+ * keep-alive connection that the server may close just as the first test reuses it.)
+ */
+export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 120_000, root: string | URL = ROOT): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
-    cwd: ROOT,
+    cwd: root,
     env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
