@@ -1,27 +1,13 @@
-// The recaps as the rest of the system sees them: validated once, then served in the orders and
-// lookups the pages, feeds, e-mails and job need. Importing this module with an invalid recap
-// throws, so neither the build nor the server can start on broken content.
-import { recapFiles } from './recaps/index.ts';
+// The recaps as the rest of the system sees them: validated once (content/validated-recaps.ts),
+// then served in the orders and lookups the pages, feeds, e-mails and job need. Importing this
+// module with an invalid recap throws, so neither the build nor the server can start on broken
+// content.
 import { LATEST_COUNT, summarize } from './page-data.ts';
 import type { Recap, RecapSummary } from './schema.ts';
-import { validateRecaps } from './validate.ts';
-import { byDateNewestFirst } from './dates.ts';
-
-export class ContentError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`The recaps in content/recaps are not valid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ContentError';
-  }
-}
-
-function loadRecaps(): readonly Recap[] {
-  const result = validateRecaps(recapFiles);
-  if (!result.ok) throw new ContentError(result.errors);
-  return result.recaps.sort(byDateNewestFirst);
-}
+import { validatedRecaps } from './validated-recaps.ts';
 
 /** Every recap, newest first. */
-export const recaps: readonly Recap[] = loadRecaps();
+export const recaps: readonly Recap[] = validatedRecaps;
 
 export { LATEST_COUNT, summarize };
 

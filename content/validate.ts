@@ -11,6 +11,14 @@ export interface RecapFile {
   recap: unknown;
 }
 
+/** What importing the recaps throws when any of them is invalid: every problem, one per line. */
+export class ContentError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`The recaps in content/recaps are not valid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ContentError';
+  }
+}
+
 export type ValidationResult = { ok: true; recaps: Recap[] } | { ok: false; errors: string[] };
 
 function fieldPath(path: readonly PropertyKey[]): string {

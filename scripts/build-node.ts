@@ -10,6 +10,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ContentError } from '../content/validate.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 export const OUT_DIR = 'dist/bin';
@@ -80,6 +81,30 @@ const withoutNodeCanvas: Plugin = {
   },
 };
 
+/**
+ * The recaps go into the bundle as data, checked here: content/validated-recaps.ts is replaced by
+ * the array it exports, so a compiled process neither loads the week files nor runs the schema
+ * over them at every start (content/validated-recaps.ts says why). Importing it runs the checks in
+ * this build's process: invalid content throws its ContentError and the build fails with it.
+ */
+const recapsAsData: Plugin = {
+  name: 'recaps-as-data',
+  setup(build) {
+    build.onLoad({ filter: /\/content\/validated-recaps\.ts$/ }, async () => {
+      let validatedRecaps;
+      try {
+        ({ validatedRecaps } = await import('../content/validated-recaps.ts'));
+      } catch (error) {
+        // esbuild prints it as the build's error, with every problem on its own line.
+        if (error instanceof ContentError) return { errors: [{ text: error.message }] };
+        throw error;
+      }
+      // JSON.parse of one string is quicker for V8 to load than the same data as object literals.
+      return { contents: `export const validatedRecaps = JSON.parse(${JSON.stringify(JSON.stringify(validatedRecaps))});`, loader: 'js' };
+    });
+  },
+};
+
 export async function buildNode(): Promise<void> {
   // Chunk names are content hashes: without a clean start, every build would leave the last one's behind.
   await rm(`${root}/${OUT_DIR}`, { recursive: true, force: true });
@@ -102,8 +127,14 @@ export async function buildNode(): Promise<void> {
     keepNames: true,
     minify: false,
     logLevel: 'warning',
-    plugins: [sourceLocation, withoutNodeCanvas],
+    plugins: [sourceLocation, withoutNodeCanvas, recapsAsData],
   });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await buildNode();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await buildNode().catch((error: unknown) => {
+    // A failed esbuild build (its error carries `errors`) has printed each of them already.
+    if (error instanceof Error && 'errors' in error) process.exit(1);
+    throw error;
+  });
+}
