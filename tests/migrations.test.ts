@@ -195,7 +195,6 @@ for (const kind of kinds) {
           'subscriber_json',
           'subscriber_link_state',
           'subscriber_link_target',
-          'subscriber_state_of',
           'use_subscriber_link',
         ]);
       } finally {

@@ -83,12 +83,10 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
   });
 
   it('anon and authenticated may execute none of the store functions the server and the job call', async () => {
-    // subscriber_state_of is left out: a pure function of its argument (the state-history
-    // trigger's helper), it reads and writes nothing.
     const callable = await conn.query<{ role: string; proname: string }>(
       `select r.role, p.proname from pg_proc p, unnest(array['anon', 'authenticated']) as r(role)
        where p.pronamespace = 'public'::regnamespace and p.prorettype <> 'trigger'::regtype
-         and p.proname <> 'subscriber_state_of' and has_function_privilege(r.role, p.oid, 'execute')
+         and has_function_privilege(r.role, p.oid, 'execute')
        order by 1, 2`,
     );
     expect(callable.rows).toEqual([]);
