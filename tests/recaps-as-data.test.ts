@@ -1,18 +1,16 @@
 // The compiled processes (dist/bin/) carry the recaps as data checked when the build ran
 // (scripts/build-node.ts, content/validated-recaps.ts): a start reads the weeks instead of running
 // the schema over every one of them, and a build on an invalid recap fails with its message.
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
+import { makeScaledCopy } from '../bench/support/scale-copy.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'dist/bin');
-const SKIP = new Set(['node_modules', '.git', 'dist', 'data', 'tests', '.tmp', 'bench', 'coverage']);
+const BIN = fileURLToPath(new URL('../dist/bin', import.meta.url));
 
 describe('the recaps in the compiled processes', () => {
   it('are the weeks content/index.ts gives, as one JSON document, with no schema check left to run', () => {
@@ -29,21 +27,23 @@ describe('the recaps in the compiled processes', () => {
     }
   });
 
-  it('fail the build when a recap is invalid, naming the file and the field', () => {
-    const copy = mkdtempSync(join(tmpdir(), 'lw-invalid-recap-'));
+  it('fail the build when a recap is invalid, naming the file and the field', async () => {
+    // A copy of the project with the real weeks only.
+    const copy = await makeScaledCopy(recaps.length);
     try {
-      cpSync(ROOT, copy, { recursive: true, filter: (source) => !SKIP.has(source.slice(ROOT.length).split('/')[0] ?? '') });
-      symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
-      const file = join(copy, 'content/recaps/2025-07-14.ts');
-      writeFileSync(file, readFileSync(file, 'utf8').replace("date: '2025-07-14'", "date: '2025-07-15'"));
-      const build = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-node.ts'], { cwd: copy, encoding: 'utf8' });
-      expect(build.status).not.toBe(0);
-      expect(build.stderr).toContain('content/recaps/2025-07-14.ts: path: path must be "/weekly-recap-july-15" for date 2025-07-15');
+      const file = join(copy.root, 'content/recaps/2025-07-14.ts');
+      await writeFile(file, (await readFile(file, 'utf8')).replace("date: '2025-07-14'", "date: '2025-07-15'"));
+      const failed = await copy.node(['scripts/build-node.ts']).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toContain('content/recaps/2025-07-14.ts: path: path must be "/weekly-recap-july-15" for date 2025-07-15');
       // esbuild's own report of the plugin's error, not a stack trace of the build script.
-      expect(build.stderr).not.toMatch(/^\s+at /m);
-      expect(existsSync(join(copy, 'dist/bin/server.js'))).toBe(false);
+      expect(failed?.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(join(copy.root, 'dist/bin/server.js'))).toBe(false);
     } finally {
-      rmSync(copy, { recursive: true, force: true });
+      await copy.remove();
     }
   }, 60_000);
 });
