@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../server/store/migrate.ts';
 import { createPgClient } from '../server/store/postgres.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
+import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
 
 const RECAP = '2025-07-14';
 const SUBSCRIBERS = 20_000;
@@ -26,7 +26,7 @@ describe.skipIf(!postgresUrl)('the digest’s ledger checks on a ledger the stat
     await migrate(client).finally(() => client.close());
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
-    await sql.query(`insert into public.email_signups (email) select format('reader%s@example.com', g) from generate_series(1, ${SUBSCRIBERS}) g`);
+    await insertReaders(sql, SUBSCRIBERS);
     // Statistics taken while the ledger was empty, then most of the list sent: those with the
     // highest ids, so the first page and batch in id order are people not sent yet.
     await sql.query('analyze');
@@ -42,26 +42,25 @@ describe.skipIf(!postgresUrl)('the digest’s ledger checks on a ledger the stat
     await db?.drop();
   });
 
-  /** Runs `query` in a transaction and returns the ledger rows it read (sequential and index scans). */
-  async function ledgerRowsRead(query: string, params: unknown[]): Promise<number> {
+  /** Runs `query` in a transaction: its rows, and the ledger rows it read (sequential and index scans). */
+  async function withLedgerRowsRead<Row extends pg.QueryResultRow>(query: string, params: unknown[]): Promise<{ rows: Row[]; read: number }> {
     await sql.query('begin');
     try {
-      await sql.query(query, params);
+      const { rows } = await sql.query<Row>(query, params);
       const stats = await sql.query<{ read: string }>(
         `select (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text as read
          from pg_stat_xact_user_tables where relname = 'digest_deliveries'`,
       );
-      return Number(stats.rows[0]!.read);
+      return { rows, read: Number(stats.rows[0]!.read) };
     } finally {
       await sql.query('rollback');
     }
   }
 
   it('reads at most one ledger row per candidate for a page of undelivered subscribers', async () => {
-    const read = await ledgerRowsRead('select jsonb_array_length(public.digest_undelivered($1, null, $2)) as n', [RECAP, PAGE]);
+    const { rows, read } = await withLedgerRowsRead<{ n: number }>('select jsonb_array_length(public.digest_undelivered($1, null, $2)) as n', [RECAP, PAGE]);
     expect(read).toBeLessThanOrEqual(PAGE);
-    const page = await sql.query<{ n: number }>('select jsonb_array_length(public.digest_undelivered($1, null, $2)) as n', [RECAP, PAGE]);
-    expect(page.rows[0]!.n).toBe(PAGE);
+    expect(rows[0]!.n).toBe(PAGE);
   });
 
   it('reads at most one ledger row per recipient when it writes a batch', async () => {
@@ -71,7 +70,7 @@ describe.skipIf(!postgresUrl)('the digest’s ledger checks on a ledger the stat
        values ('probe-content', $1, 'Launched Weekly <digest@example.org>', 'https://example.org', 'f', 's', '<p>h</p>', 't')`,
       [RECAP],
     );
-    const read = await ledgerRowsRead(
+    const { read } = await withLedgerRowsRead(
       `select public.digest_write_batch(p_recap_date := $1, p_run_id := null, p_idempotency_key := 'probe-batch',
                                          p_content_hash := 'probe-content', p_subscriber_ids := $2, p_created_at := now())`,
       [RECAP, JSON.stringify(ids)],

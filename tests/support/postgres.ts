@@ -36,11 +36,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** Adds `count` active subscribers reader0001@example.com … in one statement, for tests that need many. */
+/** Adds `count` active subscribers reader0001@example.com … in one statement, for tests that need many (five digits and more past 9,999). */
 export async function insertReaders(client: pg.Client, count: number): Promise<void> {
   await client.query(
     `insert into public.email_signups (email, source)
-     select format('reader%s@example.com', lpad(g::text, 4, '0')), '/' from generate_series(1, $1::int) g`,
+     select format('reader%s@example.com', lpad(g::text, greatest(4, length($1::text)), '0')), '/' from generate_series(1, $1::int) g`,
     [count],
   );
 }
