@@ -41,10 +41,26 @@ export interface RenderOptions {
 
 const FALLBACK_HEAD: PageHead = { title: 'Launched Weekly', description: '', indexable: false };
 
-export async function renderApp(request: Request, options: RenderOptions): Promise<AppRender> {
+/**
+ * The page asked for: what React Router's static handler reads of a GET request (its method, URL
+ * and abort signal; the loaders read the URL). Not a Fetch `Request`: the first one made in a
+ * process loads Node's whole fetch implementation (undici), ~33 ms of every server start before
+ * the first page could be answered (bench/RESULTS.md), for three fields.
+ */
+export interface PageRequest {
+  method: 'GET';
+  url: string;
+  signal: AbortSignal;
+}
+
+export async function renderApp(request: PageRequest, options: RenderOptions): Promise<AppRender> {
   const handler = handlerFor(options.pageData);
-  const context = await handler.query(request);
-  if (context instanceof Response) {
+  // The handler's type asks for a Fetch Request; on a GET it reads only the fields above (a
+  // POST, which would need the rest, never reaches the renderer: pages are GET and HEAD only).
+  const context = await handler.query(request as Request);
+  // A Response instead of a context (a loader's redirect) is told apart without naming the
+  // global Response, which would load fetch all the same.
+  if (!('loaderData' in context)) {
     // No route redirects today; treat any Response as an error rather than a page.
     throw new Error(`Route answered with a raw response (${context.status})`);
   }

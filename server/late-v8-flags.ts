@@ -36,8 +36,5 @@ export function lateV8Flags(store: StoreKind): string[] {
  * loaded and before the store is opened.
  */
 export function setLateV8Flags(store: StoreKind): void {
-  // Node's fetch classes (Request, made by every page render) are a built-in loaded on first use:
-  // loaded now, they still come from Node's code cache.
-  void globalThis.Request;
   for (const flag of lateV8Flags(store)) setFlagsFromString(flag);
 }

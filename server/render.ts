@@ -6,14 +6,14 @@ import { PassThrough } from 'node:stream';
 import { brotliCompress, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { isbot } from 'isbot';
-import type { AppRender, RenderOptions } from '../client/entry-server.tsx';
+import type { AppRender, PageRequest, RenderOptions } from '../client/entry-server.tsx';
 import { DYNAMIC_QUERY } from '../client/head.ts';
 import type { PageDataSource } from '../content/page-data.ts';
 import { canonicalPageFor, rawPathOf } from './canonical-path.ts';
 import { dataScript, renderHead, splitTemplate } from './html.ts';
 
 export interface Renderer {
-  renderApp(request: Request, options: RenderOptions): Promise<AppRender>;
+  renderApp(request: PageRequest, options: RenderOptions): Promise<AppRender>;
   /** The HTML template; in development Vite re-transforms it for each URL. */
   template(url: string): Promise<string>;
   /** Whether rendered pages may be kept (false in development, where code changes live). */
@@ -97,7 +97,7 @@ export function createPageServer({ renderer, siteUrl, knownPaths, pageData, onRe
   async function renderDocument(requestUrl: string, waitForAll: boolean, signal: AbortSignal) {
     const url = new URL(requestUrl, siteUrl);
     const [result, template] = await Promise.all([
-      renderer.renderApp(new Request(url, { method: 'GET', signal }), { waitForAll, onError: onRenderError, pageData }),
+      renderer.renderApp({ method: 'GET', url: url.href, signal }, { waitForAll, onError: onRenderError, pageData }),
       renderer.template(url.pathname),
     ]);
     const parts = splitTemplate(template);

@@ -169,6 +169,47 @@ describe('the compiled runtime', () => {
     expect(after).not.toBe(before);
   });
 
+  // Node's fetch (undici) is a built-in loaded on first use, ~33 ms of a start: a page render that
+  // makes a Fetch Request, or a Resend client made when the weekly schedule starts, would put it
+  // back before the first page (bench/RESULTS.md, "Runtime").
+  it('answers its first pages, with the weekly schedule and a Resend mailer set up, without loading Node\'s fetch', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-no-fetch-'));
+    const port = await freePort();
+    // Says at exit whether the process ever loaded Node's fetch.
+    const probe = "process.on('exit', () => process.stderr.write(`fetch loaded: ${process.moduleLoadList.some((name) => name.includes('undici'))}\\n`));";
+    const server = spawn(process.execPath, [...startScriptFlags(), '--import', `data:text/javascript,${encodeURIComponent(probe)}`, 'dist/bin/server.js'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        RESEND_API_KEY: 're_test_no_fetch',
+        RESEND_BASE_URL: 'http://127.0.0.1:9',
+        DIGEST_CRON: '0 9 * * 1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    try {
+      await expect.poll(() => output, { timeout: 60_000, interval: 50 }).toMatch(/Weekly digest scheduled/);
+      for (const [path, status] of [['/', 200], ['/weekly-recap-july-14', 200], ['/archive?q=week', 200], ['/no-such-page', 404]] as const) {
+        expect((await fetch(`http://127.0.0.1:${port}${path}`)).status, path).toBe(status);
+      }
+      server.kill('SIGTERM');
+      await exited;
+      expect(output).toContain('fetch loaded: false');
+    } finally {
+      if (server.exitCode === null) server.kill('SIGKILL');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it('the scripts production runs call compiled files, and those files exist after the build', () => {
     for (const name of ['start', 'digest', 'subscribers', 'db:migrate']) {
       const script = manifest.scripts[name]!;
