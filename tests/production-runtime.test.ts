@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/ports.ts';
+import { startServerProcess } from './support/server-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
@@ -177,35 +178,21 @@ describe('the compiled runtime', () => {
     const port = await freePort();
     // Says at exit whether the process ever loaded Node's fetch.
     const probe = "process.on('exit', () => process.stderr.write(`fetch loaded: ${process.moduleLoadList.some((name) => name.includes('undici'))}\\n`));";
-    const server = spawn(process.execPath, [...startScriptFlags(), '--import', `data:text/javascript,${encodeURIComponent(probe)}`, 'dist/bin/server.js'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: 'test',
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        RESEND_API_KEY: 're_test_no_fetch',
-        RESEND_BASE_URL: 'http://127.0.0.1:9',
-        DIGEST_CRON: '0 9 * * 1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise((resolve) => server.once('exit', resolve));
+    const server = await startServerProcess(
+      { DATA_DIR: dataDir, PORT: String(port), RESEND_API_KEY: 're_test_no_fetch', RESEND_BASE_URL: 'http://127.0.0.1:9', DIGEST_CRON: '0 9 * * 1' },
+      60_000,
+      ROOT,
+      [...startScriptFlags(), '--import', `data:text/javascript,${encodeURIComponent(probe)}`, 'dist/bin/server.js'],
+    );
     try {
-      await expect.poll(() => output, { timeout: 60_000, interval: 50 }).toMatch(/Weekly digest scheduled/);
+      await server.waitFor(/Weekly digest scheduled/);
       for (const [path, status] of [['/', 200], ['/weekly-recap-july-14', 200], ['/archive?q=week', 200], ['/no-such-page', 404]] as const) {
         expect((await fetch(`http://127.0.0.1:${port}${path}`)).status, path).toBe(status);
       }
-      server.kill('SIGTERM');
-      await exited;
-      expect(output).toContain('fetch loaded: false');
+      await server.stop('SIGTERM');
+      expect(server.output()).toContain('fetch loaded: false');
     } finally {
-      if (server.exitCode === null) server.kill('SIGKILL');
-      await exited;
+      await server.stop('SIGKILL');
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 90_000);

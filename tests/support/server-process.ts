@@ -1,4 +1,4 @@
-// The real server as a child process (`node --import tsx bin/server.ts`), for tests that stop it
+// The real server as a child process (`node --import tsx bin/server.ts`, or the compiled one), for tests that stop it
 // the way a deploy or a crash does (SIGTERM, SIGKILL) and start it again on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -14,13 +14,22 @@ export interface ServerProcess {
   stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
 }
 
+/** bin/server.ts from source, through tsx. */
+const SOURCE_SERVER = ['--import', 'tsx', 'bin/server.ts'];
+
 /**
  * Starts bin/server.ts of this checkout, or of the copy at `root`, and resolves once it has printed
  * its ready line: it listens and its store is open. (Polling a URL instead would leave a pooled
- * keep-alive connection that the server may close just as the first test reuses it.)
+ * keep-alive connection that the server may close just as the first test reuses it.) `nodeArgs`
+ * runs another command instead, e.g. the compiled dist/bin/server.js with npm start's flags.
  */
-export async function startServerProcess(env: Record<string, string>, readyTimeoutMs = 120_000, root: string | URL = ROOT): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+export async function startServerProcess(
+  env: Record<string, string>,
+  readyTimeoutMs = 120_000,
+  root: string | URL = ROOT,
+  nodeArgs: readonly string[] = SOURCE_SERVER,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: root,
     env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
