@@ -13,7 +13,7 @@
 --   moment's signups (1 to 1,000 rows, a few index probes each), for which the generic plan is the
 --   right one, so they ask for it (plan_cache_mode), and so does everything they call (the
 --   state-history trigger included), as a function's SET clause holds until it returns.
--- Together: ~690 µs per call of one signup and ~160 µs per signup in calls of 25.
+-- Together: ~690 µs per call of one signup, and ~210 µs per signup in calls of 12 (~260 before).
 
 -- The body is 20261124005020's, unchanged; only the language differs (and the answer is returned
 -- from a variable, as PL/pgSQL returns).
@@ -52,6 +52,53 @@ end
 $$;
 
 alter function public.signup_rate_limit_hit_many(text[], integer[], integer[]) set plan_cache_mode = force_generic_plan;
-alter function public.signup_counted_many(text[], integer[], integer[], text[], text[], text[], jsonb, jsonb) set plan_cache_mode = force_generic_plan;
+
+-- The signup statement itself (20261126002010's), now with the same setting, and with one step
+-- fewer in the usual case: when every row is within its limits (a moment's new addresses), the rows
+-- go to signup_subscribers_many as they came, rather than through four subqueries that pick the
+-- rows within (a statement's executor set-up each): ~100 µs less per call (alternating calls of
+-- one signup, ~725 -> ~620 µs of the database's CPU).
+create or replace function public.signup_counted_many(
+  p_keys text[], p_points integer[], p_window_ms integer[],
+  p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb
+)
+returns jsonb
+language plpgsql
+volatile
+security invoker
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+as $$
+declare
+  v_counts jsonb;
+  v_within integer[];
+  v_activated jsonb;
+begin
+  v_counts := public.signup_rate_limit_hit_many(p_keys, p_points, p_window_ms);
+  select coalesce(array_agg(r.position order by r.position), '{}')
+  into v_within
+  from generate_subscripts(p_emails, 1) as r(position)
+  where not exists (
+    select 1
+    from jsonb_array_elements(coalesce(p_limits -> (r.position - 1), '[]'::jsonb)) as l(item)
+    -- A key without a count (never expected) counts as over its limit.
+    where coalesce((v_counts -> (l.item ->> 0) ->> 'points')::integer, 2147483647) - (l.item ->> 1)::integer > (l.item ->> 2)::integer
+  );
+  if cardinality(v_within) = 0 then
+    v_activated := '{}'::jsonb;
+  elsif cardinality(v_within) = cardinality(p_emails) then
+    v_activated := public.signup_subscribers_many(p_emails, p_sources, p_network_hashes, p_address_hashes);
+  else
+    v_activated := public.signup_subscribers_many(
+      array(select p_emails[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
+      array(select p_sources[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
+      array(select p_network_hashes[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
+      (select coalesce(jsonb_agg(coalesce(p_address_hashes -> (w.position - 1), '[]'::jsonb) order by w.n), '[]'::jsonb)
+       from unnest(v_within) with ordinality as w(position, n))
+    );
+  end if;
+  return jsonb_build_object('counts', v_counts, 'activated', v_activated);
+end
+$$;
 
 notify pgrst, 'reload schema';
