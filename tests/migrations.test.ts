@@ -205,17 +205,18 @@ for (const kind of kinds) {
     it("make the signup statement's plans once per connection: its functions are PL/pgSQL and ask for generic plans", async () => {
       // 20261127000010: an SQL-language function with a SET clause was parsed and planned on every
       // call, and array-taking PL/pgSQL statements were planned afresh each time (custom plans).
+      const signupStatement = ['signup_counted_many', 'signup_rate_limit_hit_many', 'signup_subscribers_many'];
       const { client, drop } = await kind.create();
       try {
         await migrate(client);
         const functions = await client.query<{ proname: string; language: string; settings: string[] | null }>(
           `select p.proname, l.lanname as language, p.proconfig as settings from pg_proc p join pg_language l on l.oid = p.prolang
-           where p.pronamespace = 'public'::regnamespace
-             and p.proname in ('signup_counted_many', 'signup_rate_limit_hit_many', 'signup_subscribers_many')
+           where p.pronamespace = 'public'::regnamespace and p.proname = any($1)
            order by p.proname`,
+          [signupStatement],
         );
         expect(functions.rows).toEqual(
-          ['signup_counted_many', 'signup_rate_limit_hit_many', 'signup_subscribers_many'].map((proname) => ({
+          signupStatement.map((proname) => ({
             proname,
             language: 'plpgsql',
             settings: expect.arrayContaining(['search_path=""', 'plan_cache_mode=force_generic_plan']),
