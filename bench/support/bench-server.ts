@@ -2,7 +2,7 @@
 // recap page's HTML from the same process: the reference the SSR path is compared with. Run as
 // a child process so the load generator does not share its event loop.
 import express from 'express';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,5 +49,9 @@ const server = outer.listen(0, '127.0.0.1', async () => {
 
 process.on('SIGTERM', () => {
   server.close();
-  void store.close().then(() => process.exit(0));
+  // The embedded database and the page copy go with the process: a run leaves nothing in /tmp.
+  void store
+    .close()
+    .finally(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }))
+    .then(() => process.exit(0));
 });

@@ -53,13 +53,18 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     dataDir,
     outboxDir: join(dataDir, 'outbox'),
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await app.outbox.stop();
-      if (!options.store) await store.close();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await app.outbox.stop();
+        if (!options.store) await store.close();
+      } finally {
+        // Removed even when a step above fails (a store a test already closed), so no run leaves
+        // its embedded database behind in the temporary directory.
+        await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
+      }
     },
   };
 }
