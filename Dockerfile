@@ -38,7 +38,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # V8 settings for a small host (README, "Memory and speed"): the young generation capped at 4 MB per
-# semi-space, and at that size from the start (the start-up then collects it less often). The server sets its other two V8 flags itself once its modules are loaded
-# (server/late-v8-flags.ts): on the command line they would cost Node's code cache for its built-ins.
+# semi-space, and at that size from the start (the start-up then collects it less often). The
+# server sets its other two V8 flags itself once its modules are loaded (server/late-v8-flags.ts):
+# on the command line they would cost Node's code cache for its built-ins.
 # tests/production-runtime.test.ts checks this is npm start's command.
 CMD ["node", "--max-semi-space-size=4", "--min-semi-space-size=4", "dist/bin/server.js"]
