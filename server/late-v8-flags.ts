@@ -38,3 +38,27 @@ export function lateV8Flags(store: StoreKind): string[] {
 export function setLateV8Flags(store: StoreKind): void {
   for (const flag of lateV8Flags(store)) setFlagsFromString(flag);
 }
+
+/** Each late flag as V8 has it when a process starts. */
+const AT_START: Readonly<Record<string, string>> = {
+  '--heap-growing-percent=25': '--heap-growing-percent=0',
+  '--liftoff-only': '--no-liftoff-only',
+  '--no-wasm-tier-up': '--wasm-tier-up',
+  '--no-wasm-dynamic-tiering': '--wasm-dynamic-tiering',
+};
+
+/**
+ * Runs `make` with the late flags back at V8's start-up values, then sets them again: for code V8
+ * caches for the next start (bin/compiled-server.ts). The server's code is compiled before any
+ * late flag is set, and V8 refuses a cache made under other flags. `make` runs synchronously, with
+ * no JavaScript or WebAssembly of the server running meanwhile.
+ */
+export function withStartV8Flags<T>(store: StoreKind, make: () => T): T {
+  const late = lateV8Flags(store);
+  for (const flag of late) setFlagsFromString(AT_START[flag]!);
+  try {
+    return make();
+  } finally {
+    for (const flag of late) setFlagsFromString(flag);
+  }
+}

@@ -5,7 +5,7 @@
 // runs the same file with the same flags, and the compiled files import nothing from node_modules
 // that `npm ci --omit=dev` leaves out.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -168,7 +168,63 @@ describe('the compiled runtime', () => {
     ).split(' ');
     expect(before).toBe(builtIns);
     expect(after).not.toBe(before);
+    // The code cache for the next start is made with them put back (bin/compiled-server.ts).
+    for (const store of ['pglite', 'postgres']) {
+      const [atStart, late, underStartFlags, lateAgain] = run(
+        ['--import', 'tsx'],
+        `import { cachedDataVersionTag as tag } from 'node:v8'; import { setLateV8Flags, withStartV8Flags } from './server/late-v8-flags.ts'; const atStart = tag(); setLateV8Flags('${store}'); console.log(atStart, tag(), withStartV8Flags('${store}', tag), tag());`,
+      ).split(' ');
+      expect(late, store).not.toBe(atStart);
+      expect(underStartFlags, store).toBe(atStart);
+      expect(lateAgain, store).toBe(late);
+    }
   });
+
+  // bin/compiled-server.ts: V8's code for the server's own functions, cached after the first page.
+  it('caches the compiled server after its first page; the next start takes the cache, and a spoilt one is replaced', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-code-cache-'));
+    const cacheRoot = join(dataDir, 'compile-cache');
+    const port = await freePort();
+    const startCompiled = () =>
+      startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), LOG_LEVEL: 'debug', NODE_COMPILE_CACHE: cacheRoot }, 60_000, ROOT, [...startScriptFlags(), 'dist/bin/server.js']);
+    const cacheFiles = () => readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.v8cache'));
+    const page = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/weekly-recap-july-14`);
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    let server = await startCompiled();
+    try {
+      expect(server.output()).toContain('Code cache: absent');
+      // Only a page's answer makes it: a health check alone writes nothing.
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect(cacheFiles()).toEqual([]);
+      const firstBody = await page();
+      await server.waitFor(/Code cache: written for the next start/);
+      expect(cacheFiles()).toHaveLength(1);
+      await server.stop('SIGTERM');
+
+      server = await startCompiled();
+      expect(server.output()).toContain('Code cache: accepted');
+      expect(await page()).toBe(firstBody);
+      await server.stop('SIGTERM');
+      expect(server.output()).not.toContain('Code cache: written');
+
+      // A cache V8 refuses (here: garbage of the same length) is replaced after the first page.
+      const [cacheFile] = cacheFiles();
+      const spoilt = join(cacheRoot, cacheFile!);
+      writeFileSync(spoilt, Buffer.alloc(readFileSync(spoilt).length, 7));
+      server = await startCompiled();
+      expect(server.output()).toContain('Code cache: rejected');
+      expect(await page()).toBe(firstBody);
+      await server.waitFor(/Code cache: written for the next start/);
+      expect(readFileSync(spoilt).subarray(0, 64).every((byte) => byte === 7)).toBe(false);
+      await server.stop('SIGTERM');
+    } finally {
+      await server.stop('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   // Node's fetch (undici) is a built-in loaded on first use, ~33 ms of a start: a page render that
   // makes a Fetch Request, or a Resend client made when the weekly schedule starts, would put it
@@ -209,14 +265,17 @@ describe('the compiled runtime', () => {
 
   it('the compiled files import from node_modules only production dependencies', () => {
     const allowed = new Set([...Object.keys(manifest.dependencies), ...builtinModules]);
-    // Loaded only on paths production never takes: `pretty: true` e-mail output, `npm run dev`.
-    const neverLoaded = new Set(['prettier', 'vite']);
+    // Loaded only on paths production never takes: `pretty: true` e-mail output, `npm run dev`, pg's
+    // native driver (never installed).
+    const neverLoaded = new Set(['prettier', 'vite', 'pg-native']);
     const packageOf = (specifier: string) => (specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
     const files = [
       ...readdirSync(join(ROOT, 'dist/bin')).map((file) => join('dist/bin', file)),
       ...readdirSync(join(ROOT, 'dist/server'), { recursive: true, encoding: 'utf8' }).map((file) => join('dist/server', file)),
-    ].filter((file) => file.endsWith('.js'));
+    ].filter((file) => file.endsWith('.js') || file.endsWith('.cjs'));
     expect(files).toContain('dist/bin/server.js');
+    // The web server's own code, one CommonJS file (bin/compiled-server.ts).
+    expect(files.filter((file) => /^dist\/bin\/server-app-\w+\.cjs$/.test(file))).toHaveLength(1);
     const outside: string[] = [];
     for (const file of files) {
       // Comments dropped: a JSDoc type such as import('x').T names a package without loading it.
@@ -225,6 +284,7 @@ describe('the compiled runtime', () => {
         ...code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gm),
         ...code.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
         ...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+        ...code.matchAll(/(?<![\w$.])require\(\s*["']([^"']+)["']\s*\)/g),
       ].map((match) => match[1]!);
       for (const specifier of specifiers) {
         if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;

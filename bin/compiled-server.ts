@@ -1,0 +1,72 @@
+// The compiled web server's entry point: the build makes it dist/bin/server.js, what `npm start` and
+// the image run (`npm run dev` and the tests run bin/server.ts from source).
+//
+// The server's own code (bin/serve.ts and everything it bundles, dist/bin/server-app-HASH.cjs) is
+// compiled here with a V8 code cache made AFTER its first page. Node's compile cache, on for the
+// dependencies still loaded from node_modules, serialises a module right after compiling it, when V8
+// has compiled only its top level: every function a start and a page call is then compiled again
+// on every start (~80 ms of a ~450 ms restart, V8's function events). A cache made once the first
+// page has been answered holds them all (bench/RESULTS.md, "the server's code cached after its
+// first page"). The cache lives in Node's compile cache directory (NODE_COMPILE_CACHE, or the OS's
+// temporary directory), one file per build and Node version; with that directory off or unusable,
+// the server compiles from source as before.
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as moduleConstants, createRequire, enableCompileCache } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cachedDataVersionTag } from 'node:v8';
+import { Script } from 'node:vm';
+import type { CodeCache, start as startServer } from './serve.ts';
+
+/** The bundle's file name in dist/bin, content-hashed, set by the build (scripts/build-node.ts). */
+declare const SERVER_APP_FILE: string;
+
+const compileCache = enableCompileCache();
+const { ENABLED, ALREADY_ENABLED } = moduleConstants.compileCacheStatus;
+const cacheDir = compileCache.status === ENABLED || compileCache.status === ALREADY_ENABLED ? compileCache.directory : undefined;
+
+// import.meta.url is this source file's, in the built bundle too (scripts/build-node.ts).
+const appFile = fileURLToPath(new URL(`../dist/bin/${SERVER_APP_FILE}`, import.meta.url));
+const CACHE_PREFIX = 'launched-weekly-server-app-';
+// Node's directory is per Node version and V8 flags; the file name carries the build's content
+// hash (V8 itself checks only the source's length).
+const cacheFile = cacheDir && join(cacheDir, `${CACHE_PREFIX}${basename(appFile, '.cjs').slice('server-app-'.length)}.v8cache`);
+
+// V8 accepts a cache only under the flags it was made with (the tag changes with them); the
+// server's late flags (server/late-v8-flags.ts) are put back to these for the serialiser.
+const tagAtCompile = cachedDataVersionTag();
+const { script, status } = compileApp();
+
+/** The bundle as a script, from the cache when there is one (read here, so its 1–2 MB are not kept). */
+function compileApp(): { script: Script; status: CodeCache['status'] } {
+  let cachedData: Buffer | undefined;
+  try {
+    if (cacheFile) cachedData = readFileSync(cacheFile);
+  } catch {
+    // None yet: this start writes it.
+  }
+  // The CommonJS wrapper on the source's first line, so line numbers in stack traces stay the file's.
+  const compiled = new Script(`(function (exports, require, module, __filename, __dirname) {${readFileSync(appFile, 'utf8')}\n})`, { filename: appFile, cachedData });
+  return { script: compiled, status: !cacheFile ? 'off' : !cachedData ? 'absent' : compiled.cachedDataRejected ? 'rejected' : 'accepted' };
+}
+
+const codeCache: CodeCache = {
+  status,
+  save(underStartFlags) {
+    if (!cacheDir || !cacheFile || status === 'accepted') return false;
+    const data = underStartFlags(() => (cachedDataVersionTag() === tagAtCompile ? script.createCachedData() : null));
+    if (!data) return false;
+    // Written whole or not at all, so a start never reads half a cache (replicas may share the directory).
+    const partial = `${cacheFile}.${process.pid}.partial`;
+    writeFileSync(partial, data);
+    renameSync(partial, cacheFile);
+    for (const name of readdirSync(cacheDir)) {
+      if (name.startsWith(CACHE_PREFIX) && name.endsWith('.v8cache') && name !== basename(cacheFile)) rmSync(join(cacheDir, name), { force: true });
+    }
+    return true;
+  },
+};
+
+const app = { exports: {} as { start: typeof startServer } };
+(script.runInThisContext() as (...args: unknown[]) => void)(app.exports, createRequire(appFile), app, appFile, dirname(appFile));
+await app.exports.start({ codeCache });
