@@ -28,13 +28,15 @@ const cacheDir = compileCache.status === ENABLED || compileCache.status === ALRE
 // import.meta.url is this source file's, in the built bundle too (scripts/build-node.ts).
 const appFile = fileURLToPath(new URL(`../dist/bin/${SERVER_APP_FILE}`, import.meta.url));
 const CACHE_PREFIX = 'launched-weekly-server-app-';
-// Node's directory is per Node version and V8 flags; the file name carries the build's content
-// hash (V8 itself checks only the source's length).
-const cacheFile = cacheDir && join(cacheDir, `${CACHE_PREFIX}${basename(appFile, '.cjs').slice('server-app-'.length)}.v8cache`);
-
+const build = basename(appFile, '.cjs').slice('server-app-'.length);
 // V8 accepts a cache only under the flags it was made with (the tag changes with them); the
 // server's late flags (server/late-v8-flags.ts) are put back to these for the serialiser.
 const tagAtCompile = cachedDataVersionTag();
+// One file per build (the content hash in the bundle's name: V8 itself checks only the source's
+// length) and per V8 flags, so a process started with other flags (a profiler's, --expose-gc)
+// neither takes the cache nor replaces it.
+const cacheFile = cacheDir && join(cacheDir, `${CACHE_PREFIX}${build}-${tagAtCompile}.v8cache`);
+
 const { script, status } = compileApp();
 
 /** The bundle as a script, from the cache when there is one (read here, so its 1–2 MB are not kept). */
@@ -61,7 +63,8 @@ const codeCache: CodeCache = {
     writeFileSync(partial, data);
     renameSync(partial, cacheFile);
     for (const name of readdirSync(cacheDir)) {
-      if (name.startsWith(CACHE_PREFIX) && name.endsWith('.v8cache') && name !== basename(cacheFile)) rmSync(join(cacheDir, name), { force: true });
+      // Earlier builds' caches, which no start of this build can use.
+      if (name.startsWith(CACHE_PREFIX) && name.endsWith('.v8cache') && !name.startsWith(`${CACHE_PREFIX}${build}-`)) rmSync(join(cacheDir, name), { force: true });
     }
     return true;
   },

@@ -120,6 +120,11 @@ describe('npm start, as an operator runs it', () => {
   });
 });
 
+/** V8's code cache tag under npm start's node flags. */
+function tagOfStartFlags(): string {
+  return execFileSync(process.execPath, [...startScriptFlags(), '-p', "require('node:v8').cachedDataVersionTag()"], { encoding: 'utf8' }).trim();
+}
+
 /** The node options npm start gives the server (the flags between `node` and the file). */
 function startScriptFlags(): string[] {
   const start = /node ((?:--\S+ )*)dist\/bin\/server\.js/.exec(manifest.scripts.start!);
@@ -183,10 +188,11 @@ describe('the compiled runtime', () => {
   // bin/compiled-server.ts: V8's code for the server's own functions, cached after the first page.
   it('caches the compiled server after its first page; the next start takes the cache, and a spoilt one is replaced', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-code-cache-'));
-    const cacheRoot = join(dataDir, 'compile-cache');
+    // Where the server puts it by default: Node's compile cache directory in the OS's temporary one.
+    const cacheRoot = join(dataDir, 'node-compile-cache');
     const port = await freePort();
-    const startCompiled = () =>
-      startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), LOG_LEVEL: 'debug', NODE_COMPILE_CACHE: cacheRoot }, 60_000, ROOT, [...startScriptFlags(), 'dist/bin/server.js']);
+    const startCompiled = (otherV8Flags: string[] = []) =>
+      startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), LOG_LEVEL: 'debug', TMPDIR: dataDir }, 60_000, ROOT, [...startScriptFlags(), ...otherV8Flags, 'dist/bin/server.js']);
     const cacheFiles = () => readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.v8cache'));
     const page = async () => {
       const response = await fetch(`http://127.0.0.1:${port}/weekly-recap-july-14`);
@@ -210,9 +216,19 @@ describe('the compiled runtime', () => {
       await server.stop('SIGTERM');
       expect(server.output()).not.toContain('Code cache: written');
 
+      // A start under other V8 flags (here a profiler's) has a cache of its own and leaves this one be.
+      server = await startCompiled(['--no-opt']);
+      expect(server.output()).toContain('Code cache: absent');
+      expect(await page()).toBe(firstBody);
+      await server.waitFor(/Code cache: written for the next start/);
+      await server.stop('SIGTERM');
+      expect(cacheFiles()).toHaveLength(2);
+      server = await startCompiled();
+      expect(server.output()).toContain('Code cache: accepted');
+      await server.stop('SIGTERM');
+
       // A cache V8 refuses (here: garbage of the same length) is replaced after the first page.
-      const [cacheFile] = cacheFiles();
-      const spoilt = join(cacheRoot, cacheFile!);
+      const spoilt = join(cacheRoot, cacheFiles().find((file) => file.endsWith(`-${tagOfStartFlags()}.v8cache`))!);
       writeFileSync(spoilt, Buffer.alloc(readFileSync(spoilt).length, 7));
       server = await startCompiled();
       expect(server.output()).toContain('Code cache: rejected');
