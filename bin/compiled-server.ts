@@ -8,8 +8,8 @@
 // on every start (~80 ms of a ~450 ms restart, V8's function events). A cache made once the first
 // page has been answered holds them all (bench/RESULTS.md, "the server's code cached after its
 // first page"). The cache lives in Node's compile cache directory (NODE_COMPILE_CACHE, or the OS's
-// temporary directory), one file per build and Node version; with that directory off or unusable,
-// the server compiles from source as before.
+// temporary directory), one file per build and per V8 flag set (V8's tag, which Node's version also
+// changes); with that directory off or unusable, the server compiles from source as before.
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as moduleConstants, createRequire, enableCompileCache } from 'node:module';
 import { basename, dirname, join } from 'node:path';

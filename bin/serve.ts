@@ -25,7 +25,7 @@ const devMode = process.argv.includes('--dev');
 
 /** The compiled server's cache of its own compiled code (bin/compiled-server.ts says why). */
 export interface CodeCache {
-  /** What this start found: a cache V8 took, one it refused (another build or Node), none, or no cache directory. */
+  /** What this start found: a cache V8 took, one it refused (spoilt, or made by another V8), none, or no cache directory. */
   status: 'accepted' | 'rejected' | 'absent' | 'off';
   /**
    * Writes the cache for the next start from the code V8 has compiled so far. `underStartFlags`
@@ -122,7 +122,7 @@ export async function start({ codeCache }: StartOptions = {}) {
 /**
  * Once the first page has been answered (rendered, compressed and sent), V8 has compiled what a
  * start and a page need: that code is cached for the next start, unless the cache this start used
- * is already current. Made once per build and Node version; the serialiser holds the event loop
+ * is already current. Made once per build and V8 flag set; the serialiser holds the event loop
  * for ~30 ms that one time. A cache that cannot be written costs nothing but the next start's
  * speed, so it is a warning, never a stop.
  */

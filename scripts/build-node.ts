@@ -129,7 +129,7 @@ const common: BuildOptions = {
 /**
  * esbuild escapes every character outside ASCII in code, but not in the comments it keeps; one such
  * character makes V8 hold the whole 5 MB source as a two-byte string, twice the memory for the life
- * of the server (bench/RESULTS.md). Escaped too, comments included, the file reads the same.
+ * of the server (bench/RESULTS.md). What is left to escape is in comments, so the program is the same.
  */
 function asciiOnly(source: string): string {
   return source.replace(/[^\0-\x7f]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
