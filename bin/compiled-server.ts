@@ -54,8 +54,9 @@ function compileApp(): { script: Script; status: CodeCache['status'] } {
 
 const codeCache: CodeCache = {
   status,
+  wanted: status === 'absent' || status === 'rejected',
   save(underStartFlags) {
-    if (!cacheDir || !cacheFile || status === 'accepted') return false;
+    if (!cacheDir || !cacheFile || !codeCache.wanted) return false;
     const data = underStartFlags(() => (cachedDataVersionTag() === tagAtCompile ? script.createCachedData() : null));
     if (!data) return false;
     // Written whole or not at all, so a start never reads half a cache (replicas may share the directory).

@@ -27,10 +27,12 @@ const devMode = process.argv.includes('--dev');
 export interface CodeCache {
   /** What this start found: a cache V8 took, one it refused (spoilt, or made by another V8), none, or no cache directory. */
   status: 'accepted' | 'rejected' | 'absent' | 'off';
+  /** Whether the next start needs one written: none was taken, and there is a directory to write it to. */
+  wanted: boolean;
   /**
    * Writes the cache for the next start from the code V8 has compiled so far. `underStartFlags`
-   * runs V8's serialiser with the V8 flags the next start compiles under. False when there was
-   * nothing to write (the cache in use is current, or the flags could not be put back).
+   * runs V8's serialiser with the V8 flags the next start compiles under. False when the flags
+   * could not be put back, so nothing was written.
    */
   save(underStartFlags: <T>(make: () => T) => T): boolean;
 }
@@ -128,7 +130,7 @@ export async function start({ codeCache }: StartOptions = {}) {
  */
 function saveCodeCacheAfterFirstPage({ server, codeCache, store, logger }: { server: Server; codeCache: CodeCache; store: StoreConfig['kind']; logger: Logger }) {
   logger.debug(`Code cache: ${codeCache.status}`);
-  if (codeCache.status === 'accepted' || codeCache.status === 'off') return;
+  if (!codeCache.wanted) return;
   let saved = false;
   const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     res.once('finish', () => {

@@ -11,11 +11,17 @@ import type { StoreConfig } from './config.ts';
 
 type StoreKind = StoreConfig['kind'];
 
+/** A late flag, and the value V8 starts a process with (what the code cache of a start is made under). */
+interface LateFlag {
+  set: string;
+  atStart: string;
+}
+
 /**
  * The old generation grows to 1.25 × what the last full collection kept (V8's default is up to
  * 4 ×: 30–130 MB more under load for a heap of ~30 MB in use). V8 reads it at every collection.
  */
-const LEAN_OLD_GENERATION = ['--heap-growing-percent=25'];
+const LEAN_OLD_GENERATION: readonly LateFlag[] = [{ set: '--heap-growing-percent=25', atStart: '--heap-growing-percent=0' }];
 
 /**
  * The embedded database's WebAssembly (PGlite, 9 MB) stays on V8's baseline compiler: without it
@@ -24,11 +30,18 @@ const LEAN_OLD_GENERATION = ['--heap-growing-percent=25'];
  * "Runtime"). What --liftoff-only implies on the command line is spelled out: set at run time with
  * --liftoff-only alone (an earlier attempt), PGlite's memory grew as without it.
  */
-const WASM_BASELINE_ONLY = ['--liftoff-only', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
+const WASM_BASELINE_ONLY: readonly LateFlag[] = [
+  { set: '--liftoff-only', atStart: '--no-liftoff-only' },
+  { set: '--no-wasm-tier-up', atStart: '--wasm-tier-up' },
+  { set: '--no-wasm-dynamic-tiering', atStart: '--wasm-dynamic-tiering' },
+];
 
-/** The flags for a server on this store: the WebAssembly ones only where there is WebAssembly. */
+/** The WebAssembly ones only where there is WebAssembly. */
+const lateFlags = (store: StoreKind): readonly LateFlag[] => (store === 'pglite' ? [...LEAN_OLD_GENERATION, ...WASM_BASELINE_ONLY] : LEAN_OLD_GENERATION);
+
+/** The flags for a server on this store. */
 export function lateV8Flags(store: StoreKind): string[] {
-  return store === 'pglite' ? [...LEAN_OLD_GENERATION, ...WASM_BASELINE_ONLY] : LEAN_OLD_GENERATION;
+  return lateFlags(store).map((flag) => flag.set);
 }
 
 /**
@@ -36,16 +49,8 @@ export function lateV8Flags(store: StoreKind): string[] {
  * loaded and before the store is opened.
  */
 export function setLateV8Flags(store: StoreKind): void {
-  for (const flag of lateV8Flags(store)) setFlagsFromString(flag);
+  for (const flag of lateFlags(store)) setFlagsFromString(flag.set);
 }
-
-/** Each late flag as V8 has it when a process starts. */
-const AT_START: Readonly<Record<string, string>> = {
-  '--heap-growing-percent=25': '--heap-growing-percent=0',
-  '--liftoff-only': '--no-liftoff-only',
-  '--no-wasm-tier-up': '--wasm-tier-up',
-  '--no-wasm-dynamic-tiering': '--wasm-dynamic-tiering',
-};
 
 /**
  * Runs `make` with the late flags back at V8's start-up values, then sets them again: for code V8
@@ -54,11 +59,11 @@ const AT_START: Readonly<Record<string, string>> = {
  * no JavaScript or WebAssembly of the server running meanwhile.
  */
 export function withStartV8Flags<T>(store: StoreKind, make: () => T): T {
-  const late = lateV8Flags(store);
-  for (const flag of late) setFlagsFromString(AT_START[flag]!);
+  const late = lateFlags(store);
+  for (const flag of late) setFlagsFromString(flag.atStart);
   try {
     return make();
   } finally {
-    for (const flag of late) setFlagsFromString(flag);
+    for (const flag of late) setFlagsFromString(flag.set);
   }
 }
