@@ -86,7 +86,28 @@ interface Figures {
   dbCpuUs?: number;
   /** The bench process's CPU time per request while autocannon sends the app's load. */
   loadCpuUs?: number;
+  /** The app's main thread (where its JavaScript runs), per signup: time on a core, and time runnable but waiting for one. */
+  thread?: { onCoreUs: number; waitingUs: number };
+  /** The share of the machine's CPU time that was idle while the load ran (every process's, this bench's included). */
+  idleShare?: number;
 }
+
+/** A thread's time on a core and waiting on the run queue for one, in nanoseconds: /proc/<pid>/task/<tid>/schedstat (Linux). */
+async function threadSchedule(pid: number, tid = pid): Promise<{ onCoreNs: number; waitingNs: number }> {
+  const [onCoreNs = 0, waitingNs = 0] = (await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')).split(' ').map(Number);
+  return { onCoreNs, waitingNs };
+}
+
+/** The machine's CPU time so far in clock ticks, all of it and its idle part: the first line of /proc/stat (guest time is already in user). */
+async function machineTicks(): Promise<{ total: number; idle: number }> {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { total: user! + nice! + system! + idle! + iowait! + irq! + softirq! + steal!, idle: idle! + iowait! };
+}
+
+const idleSince = async (before: { total: number; idle: number }) => {
+  const after = await machineTicks();
+  return (after.idle - before.idle) / Math.max(1, after.total - before.total);
+};
 
 /** User + system CPU seconds a process has used, from /proc (Linux; clock ticks of 1/100 s). */
 async function cpuSeconds(pid: number): Promise<number> {
@@ -114,6 +135,10 @@ async function postgresCpuSeconds(port: number): Promise<number> {
 }
 
 const dbCpu = (figures: Figures) => (figures.dbCpuUs === undefined ? '–' : figures.dbCpuUs.toFixed(0));
+const threadTimes = (figures: Figures) => (figures.thread ? `${figures.thread.onCoreUs.toFixed(0)} / ${figures.thread.waitingUs.toFixed(0)}` : '–');
+const idlePercent = (figures: Figures) => (figures.idleShare === undefined ? '–' : `${(100 * figures.idleShare).toFixed(0)} %`);
+/** The columns both tables end with: the app's main thread per signup, and the machine's idle CPU during the app's and the raw loop's load. */
+const scheduleColumns = (app: Figures, raw: Figures) => `${threadTimes(app)} | ${idlePercent(app)} / ${idlePercent(raw)} |`;
 
 /** PostgreSQL's CPU seconds so far, while the PostgreSQL backend is measured. */
 let databaseCpu: (() => Promise<number>) | null = null;
@@ -197,6 +222,8 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
   const cpuBefore = await cpuSeconds(server.pid);
   const dbBefore = await databaseCpu?.();
   const loadBefore = process.cpuUsage();
+  const threadBefore = await threadSchedule(server.pid);
+  const machineBefore = await machineTicks();
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
@@ -219,9 +246,13 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
     throw new Error(`signups did not all answer ${EXPECTED_STATUS}: ${JSON.stringify({ errors: result.errors, timeouts: result.timeouts, statuses })}`);
   }
   const load = process.cpuUsage(loadBefore);
-  const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / result.requests.total;
-  const dbCpuUs = dbBefore === undefined ? undefined : ((await databaseCpu!()) - dbBefore) * 1e6 / result.requests.total;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs, loadCpuUs: (load.user + load.system) / result.requests.total };
+  const threadAfter = await threadSchedule(server.pid);
+  const idleShare = await idleSince(machineBefore);
+  const signups = result.requests.total;
+  const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / signups;
+  const dbCpuUs = dbBefore === undefined ? undefined : ((await databaseCpu!()) - dbBefore) * 1e6 / signups;
+  const thread = { onCoreUs: (threadAfter.onCoreNs - threadBefore.onCoreNs) / 1000 / signups, waitingUs: (threadAfter.waitingNs - threadBefore.waitingNs) / 1000 / signups };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs, loadCpuUs: (load.user + load.system) / signups, thread, idleShare };
 }
 
 /** The same app answering GET /healthz (no body, no database): its HTTP ceiling on this machine. */
@@ -238,6 +269,7 @@ async function loadRaw(insert: (email: string) => Promise<unknown>, seconds: num
   const latencies: number[] = [];
   const cpuBefore = process.cpuUsage();
   const dbBefore = await databaseCpu?.();
+  const machineBefore = await machineTicks();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   await Promise.all(
@@ -250,10 +282,11 @@ async function loadRaw(insert: (email: string) => Promise<unknown>, seconds: num
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const idleShare = await idleSince(machineBefore);
   const cpu = process.cpuUsage(cpuBefore);
   const dbCpuUs = dbBefore === undefined ? undefined : ((await databaseCpu!()) - dbBefore) * 1e6 / latencies.length;
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs: (cpu.user + cpu.system) / latencies.length, dbCpuUs };
+  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs: (cpu.user + cpu.system) / latencies.length, dbCpuUs, idleShare };
 }
 
 interface Comparison {
@@ -282,10 +315,10 @@ async function compare(label: string, server: AppServer, insert: (email: string)
     raw.push(b);
     healthz.push(h);
     rows.push(
-      `| ${label} | ${round} | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.cpuUs!.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.cpuUs!.toFixed(0)} | ${(a.rps / b.rps).toFixed(2)} | ${h.rps.toFixed(0)} | ${h.cpuUs!.toFixed(0)} | ${dbCpu(a)} / ${dbCpu(b)} |`,
+      `| ${label} | ${round} | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.cpuUs!.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.cpuUs!.toFixed(0)} | ${(a.rps / b.rps).toFixed(2)} | ${h.rps.toFixed(0)} | ${h.cpuUs!.toFixed(0)} | ${dbCpu(a)} / ${dbCpu(b)} | ${scheduleColumns(a, b)}`,
     );
     console.error(
-      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU, ${a.loadCpuUs!.toFixed(0)} µs autocannon CPU), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU), /healthz ${h.rps.toFixed(0)} req/s`,
+      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU, ${a.loadCpuUs!.toFixed(0)} µs autocannon CPU; the app's main thread ${threadTimes(a)} µs on a core / waiting for one; machine ${idlePercent(a)} idle), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU; machine ${idlePercent(b)} idle), /healthz ${h.rps.toFixed(0)} req/s`,
     );
   }
   const mid = (list: Figures[]): Figures => ({
@@ -295,6 +328,8 @@ async function compare(label: string, server: AppServer, insert: (email: string)
     cpuUs: median(list.map((f) => f.cpuUs ?? 0)),
     loadCpuUs: median(list.map((f) => f.loadCpuUs ?? 0)),
     dbCpuUs: list[0]?.dbCpuUs === undefined ? undefined : median(list.map((f) => f.dbCpuUs ?? 0)),
+    thread: list[0]?.thread && { onCoreUs: median(list.map((f) => f.thread?.onCoreUs ?? 0)), waitingUs: median(list.map((f) => f.thread?.waitingUs ?? 0)) },
+    idleShare: list[0]?.idleShare === undefined ? undefined : median(list.map((f) => f.idleShare ?? 0)),
   });
   const appMedian = mid(app);
   const rawMedian = mid(raw);
@@ -302,6 +337,14 @@ async function compare(label: string, server: AppServer, insert: (email: string)
 }
 
 let postgresVersion = 'unknown';
+
+/** Where the app's thread spent the time between two signups, and what the machine left unused meanwhile. */
+function threadSentence({ app, raw }: Comparison): string {
+  if (!app.thread || app.idleShare === undefined || raw.idleShare === undefined) return '';
+  const between = 1e6 / app.rps;
+  const { onCoreUs, waitingUs } = app.thread;
+  return ` The app's JavaScript runs on one thread. Per signup, ${between.toFixed(0)} µs apart, it was on a core for ${onCoreUs.toFixed(0)} µs and runnable but waiting for a core for ${waitingUs.toFixed(0)} µs (idle the remaining ${Math.max(0, between - onCoreUs - waitingUs).toFixed(0)} µs), while ${(100 * app.idleShare).toFixed(0)} % of the machine's CPU time went unused; during the raw loop ${(100 * raw.idleShare).toFixed(0)} % did. The three processes take turns on two cores, and the one thread every signup passes through spent ${((100 * waitingUs) / between).toFixed(0)} % of its time queued behind the other two.`;
+}
 
 async function benchPostgres(): Promise<Comparison> {
   const postgres = await startOwnPostgres({ maxConnections: 100 });
@@ -355,27 +398,27 @@ export async function runSignupBench(): Promise<{ ratio: number }> {
   const pglite = BACKENDS.includes('pglite') ? await benchPGlite() : null;
   const loadAfter = loadavg()[0]!;
   const summary = (label: string, c: Comparison) =>
-    `| ${label} | ${c.app.rps.toFixed(0)} | ${c.app.p50.toFixed(1)} | ${c.app.p99.toFixed(1)} | ${c.app.cpuUs!.toFixed(0)} | ${c.raw.rps.toFixed(0)} | ${c.raw.p50.toFixed(1)} | ${c.raw.p99.toFixed(1)} | ${c.raw.cpuUs!.toFixed(0)} | **${c.ratio.toFixed(2)}** | ${c.healthz.rps.toFixed(0)} | ${c.healthz.cpuUs!.toFixed(0)} | ${dbCpu(c.app)} / ${dbCpu(c.raw)} |`;
+    `| ${label} | ${c.app.rps.toFixed(0)} | ${c.app.p50.toFixed(1)} | ${c.app.p99.toFixed(1)} | ${c.app.cpuUs!.toFixed(0)} | ${c.raw.rps.toFixed(0)} | ${c.raw.p50.toFixed(1)} | ${c.raw.p99.toFixed(1)} | ${c.raw.cpuUs!.toFixed(0)} | **${c.ratio.toFixed(2)}** | ${c.healthz.rps.toFixed(0)} | ${c.healthz.cpuUs!.toFixed(0)} | ${dbCpu(c.app)} / ${dbCpu(c.raw)} | ${scheduleColumns(c.app, c.raw)}`;
   const ceiling = postgres.app.rps / postgres.healthz.rps;
   await recordResults(
     'Signup throughput: POST /api/subscribe vs raw single-row INSERTs',
     'npm run bench -- signup',
-    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with \`npm start\`'s node flags and allocator settings (\`${Object.entries(startEnv()).map(([name, value]) => `${name}=${value} `).join('')}node ${startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS).join(' ')}\`, then the V8 flags the server sets on itself: \`${lateV8Flags('postgres').join(' ')}\`, and for PGlite also \`${lateV8Flags('pglite').filter((flag) => !lateV8Flags('postgres').includes(flag)).join(' ')}\`; server/late-v8-flags.ts) with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
+    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with \`npm start\`'s node flags and allocator settings (\`${Object.entries(startEnv()).map(([name, value]) => `${name}=${value} `).join('')}node ${startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS).join(' ')}\`, then the V8 flags the server sets on itself: \`${lateV8Flags('postgres').join(' ')}\`, and for PGlite also \`${lateV8Flags('pglite').filter((flag) => !lateV8Flags('postgres').includes(flag)).join(' ')}\`; server/late-v8-flags.ts) with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. "App main thread" is the thread the app's JavaScript runs on, per signup: its time on a core and its time runnable but waiting for one (/proc/<pid>/task/<pid>/schedstat); "idle CPU" is the share of the whole machine's CPU time left unused while the app's load and while the raw loop ran (/proc/stat). ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
 
-| backend | app signups/s | app p50 ms | app p99 ms | app CPU µs | raw inserts/s | raw p50 ms | raw p99 ms | raw CPU µs | ratio | /healthz req/s | /healthz CPU µs | PostgreSQL CPU µs app / raw |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| backend | app signups/s | app p50 ms | app p99 ms | app CPU µs | raw inserts/s | raw p50 ms | raw p99 ms | raw CPU µs | ratio | /healthz req/s | /healthz CPU µs | PostgreSQL CPU µs app / raw | app main thread µs on a core / waiting | idle CPU app / raw |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${summary('PostgreSQL', postgres)}
 ${pglite ? summary('PGlite', pglite) : ''}
 
 Rounds:
 
-| backend | round | app/s | app p50 | app p99 | app CPU µs | raw/s | raw p50 | raw p99 | raw CPU µs | ratio | /healthz/s | /healthz CPU µs | PostgreSQL CPU µs app / raw |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| backend | round | app/s | app p50 | app p99 | app CPU µs | raw/s | raw p50 | raw p99 | raw CPU µs | ratio | /healthz/s | /healthz CPU µs | PostgreSQL CPU µs app / raw | app main thread µs on a core / waiting | idle CPU app / raw |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${[...postgres.rows, ...(pglite?.rows ?? [])].join('\n')}
 
 **PostgreSQL: app ${postgres.app.rps.toFixed(0)} signups/s = ${postgres.ratio.toFixed(2)} × the raw INSERT loop** (goal ≥ 0.60), and ${ceiling.toFixed(2)} × the same process's /healthz.
 
-How the app writes: a new address's row goes to the database in the statement that takes its two limit counts, with the other signups' of that moment (signup_counted_many, server/abuse/rate-limit-batcher.ts, at most two statements in flight), and is written only within both limits; a signup that statement did not write (a repeat, an address already on the list) takes a second statement (server/store/signup-batcher.ts). Each is answered only after its row has committed. "Raw" stays one statement per row with no limits, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, Express, the security headers, the request log: /healthz); the rest is the signup path (limit counts, cross-site check, body reading, validation, five keyed hashes, its share of one statement, the JSON answer). The three processes share the machine's cores: per signup the app ${postgres.app.cpuUs!.toFixed(0)} µs, PostgreSQL ${dbCpu(postgres.app)} µs and autocannon ${postgres.app.loadCpuUs!.toFixed(0)} µs of CPU; per raw insert PostgreSQL ${dbCpu(postgres.raw)} µs and the pg driver ${postgres.raw.cpuUs!.toFixed(0)} µs.`,
+How the app writes: a new address's row goes to the database in the statement that takes its two limit counts, with the other signups' of that moment (signup_counted_many, server/abuse/rate-limit-batcher.ts, at most two statements in flight), and is written only within both limits; a signup that statement did not write (a repeat, an address already on the list) takes a second statement (server/store/signup-batcher.ts). Each is answered only after its row has committed. "Raw" stays one statement per row with no limits, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, Express, the security headers, the request log: /healthz); the rest is the signup path (limit counts, cross-site check, body reading, validation, five keyed hashes, its share of one statement, the JSON answer). The three processes share the machine's cores: per signup the app ${postgres.app.cpuUs!.toFixed(0)} µs, PostgreSQL ${dbCpu(postgres.app)} µs and autocannon ${postgres.app.loadCpuUs!.toFixed(0)} µs of CPU; per raw insert PostgreSQL ${dbCpu(postgres.raw)} µs and the pg driver ${postgres.raw.cpuUs!.toFixed(0)} µs.${threadSentence(postgres)}`,
   );
   return { ratio: postgres.ratio };
 }
