@@ -14,7 +14,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { constants as moduleConstants, createRequire, enableCompileCache } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cachedDataVersionTag } from 'node:v8';
+import { cachedDataVersionTag, setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import type { CodeCache, start as startServer } from './serve.ts';
 
@@ -35,9 +35,34 @@ const tagAtCompile = cachedDataVersionTag();
 // One file per build (the content hash in the bundle's name: V8 itself checks only the source's
 // length) and per V8 flags, so a process started with other flags (a profiler's, --expose-gc)
 // neither takes the cache nor replaces it.
-const cacheFile = cacheDir && join(cacheDir, `${CACHE_PREFIX}${build}-${tagAtCompile}.v8cache`);
+// The format is bumped when what a cache holds changes while the bundle does not, so that a cache of
+// the old kind is neither taken nor kept (2: made with the bundle's top level kept, see below).
+const CACHE_FORMAT = 2;
+const thisBuild = `${CACHE_PREFIX}${build}-f${CACHE_FORMAT}-`;
+const cacheFile = cacheDir && join(cacheDir, `${thisBuild}${tagAtCompile}.v8cache`);
 
 const { script, status } = compileApp();
+const wanted = status === 'absent' || status === 'rejected';
+
+// V8 drops the bytecode of functions that have not run for a while (bytecode flushing, at its full
+// collections). The bundle's top level and its modules' bodies run once, at start: by the first
+// page they were often gone, the cache written then lacked them, and every start from it parsed the
+// whole 5 MB bundle again, ~100 ms (bench/RESULTS.md, "a cache that kept the bundle's top level").
+// So a start that will write the cache flushes nothing until it has, or for at most this long when
+// no page comes (a replica that only answers health checks and signups).
+const KEEP_BYTECODE_AT_MOST_MS = 60_000;
+let flushingPaused = false;
+function resumeBytecodeFlushing() {
+  if (!flushingPaused) return;
+  flushingPaused = false;
+  // V8's default again, for the rest of the process's life and for the cache's tag.
+  setFlagsFromString('--flush-bytecode');
+}
+if (wanted) {
+  setFlagsFromString('--no-flush-bytecode');
+  flushingPaused = true;
+  setTimeout(resumeBytecodeFlushing, KEEP_BYTECODE_AT_MOST_MS).unref();
+}
 
 /** The bundle as a script, from the cache when there is one (read here, so its 1–2 MB are not kept). */
 function compileApp(): { script: Script; status: CodeCache['status'] } {
@@ -54,9 +79,10 @@ function compileApp(): { script: Script; status: CodeCache['status'] } {
 
 const codeCache: CodeCache = {
   status,
-  wanted: status === 'absent' || status === 'rejected',
+  wanted,
   save(underStartFlags) {
     if (!cacheDir || !cacheFile || !codeCache.wanted) return false;
+    resumeBytecodeFlushing();
     const data = underStartFlags(() => (cachedDataVersionTag() === tagAtCompile ? script.createCachedData() : null));
     if (!data) return false;
     // Written whole or not at all, so a start never reads half a cache (replicas may share the directory).
@@ -64,8 +90,8 @@ const codeCache: CodeCache = {
     writeFileSync(partial, data);
     renameSync(partial, cacheFile);
     for (const name of readdirSync(cacheDir)) {
-      // Earlier builds' caches, which no start of this build can use.
-      if (name.startsWith(CACHE_PREFIX) && name.endsWith('.v8cache') && !name.startsWith(`${CACHE_PREFIX}${build}-`)) rmSync(join(cacheDir, name), { force: true });
+      // Earlier builds' caches (or caches of an earlier format), which no start of this build can use.
+      if (name.startsWith(CACHE_PREFIX) && name.endsWith('.v8cache') && !name.startsWith(thisBuild)) rmSync(join(cacheDir, name), { force: true });
     }
     return true;
   },
