@@ -47,7 +47,7 @@ const wanted = status === 'absent' || status === 'rejected';
 // V8 drops the bytecode of functions that have not run for a while (bytecode flushing, at its full
 // collections). The bundle's top level and its modules' bodies run once, at start: by the first
 // page they were often gone, the cache written then lacked them, and every start from it parsed the
-// whole 5 MB bundle again, ~100 ms (bench/RESULTS.md, "a cache that kept the bundle's top level").
+// whole 5 MB bundle again, ~100 ms (bench/RESULTS.md, "a code cache that keeps the bundle's top level").
 // So a start that will write the cache flushes nothing until it has, or for at most this long when
 // no page comes (a replica that only answers health checks and signups).
 const KEEP_BYTECODE_AT_MOST_MS = 60_000;
