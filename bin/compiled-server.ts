@@ -49,7 +49,9 @@ const wanted = status === 'absent' || status === 'rejected';
 // page they were often gone, the cache written then lacked them, and every start from it parsed the
 // whole 5 MB bundle again, ~100 ms (bench/RESULTS.md, "a code cache that keeps the bundle's top level").
 // So a start that will write the cache flushes nothing until it has, or for at most this long when
-// no page comes (a replica that only answers health checks and signups).
+// no page comes (a replica that only answers health checks and signups). The flag is part of V8's
+// tag: the modules Node compiles meanwhile (the renderer, React) are cached by Node under it, and
+// the next start compiles those ~30 once more and caches them again (~10 ms, once per build).
 const KEEP_BYTECODE_AT_MOST_MS = 60_000;
 let flushingPaused = false;
 function resumeBytecodeFlushing() {
