@@ -92,9 +92,9 @@ interface Figures {
   idleShare?: number;
 }
 
-/** A thread's time on a core and waiting on the run queue for one, in nanoseconds: /proc/<pid>/task/<tid>/schedstat (Linux). */
-async function threadSchedule(pid: number, tid = pid): Promise<{ onCoreNs: number; waitingNs: number }> {
-  const [onCoreNs = 0, waitingNs = 0] = (await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')).split(' ').map(Number);
+/** A process's main thread: its time on a core and waiting on the run queue for one, in nanoseconds (/proc/<pid>/task/<pid>/schedstat, Linux). */
+async function mainThreadSchedule(pid: number): Promise<{ onCoreNs: number; waitingNs: number }> {
+  const [onCoreNs = 0, waitingNs = 0] = (await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')).split(' ').map(Number);
   return { onCoreNs, waitingNs };
 }
 
@@ -222,7 +222,7 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
   const cpuBefore = await cpuSeconds(server.pid);
   const dbBefore = await databaseCpu?.();
   const loadBefore = process.cpuUsage();
-  const threadBefore = await threadSchedule(server.pid);
+  const threadBefore = await mainThreadSchedule(server.pid);
   const machineBefore = await machineTicks();
   const result = await autocannon({
     url: server.url,
@@ -246,7 +246,7 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
     throw new Error(`signups did not all answer ${EXPECTED_STATUS}: ${JSON.stringify({ errors: result.errors, timeouts: result.timeouts, statuses })}`);
   }
   const load = process.cpuUsage(loadBefore);
-  const threadAfter = await threadSchedule(server.pid);
+  const threadAfter = await mainThreadSchedule(server.pid);
   const idleShare = await idleSince(machineBefore);
   const signups = result.requests.total;
   const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / signups;

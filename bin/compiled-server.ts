@@ -53,17 +53,12 @@ const wanted = status === 'absent' || status === 'rejected';
 // tag: the modules Node compiles meanwhile (the renderer, React) are cached by Node under it, and
 // the next start compiles those ~30 once more and caches them again (~10 ms, once per build).
 const KEEP_BYTECODE_AT_MOST_MS = 60_000;
-let flushingPaused = false;
+if (wanted) setFlagsFromString('--no-flush-bytecode');
+const flushingResumes = wanted ? setTimeout(resumeBytecodeFlushing, KEEP_BYTECODE_AT_MOST_MS).unref() : undefined;
+/** V8's default again, for the rest of the process's life and for the cache's tag (only a start that wanted the cache paused it). */
 function resumeBytecodeFlushing() {
-  if (!flushingPaused) return;
-  flushingPaused = false;
-  // V8's default again, for the rest of the process's life and for the cache's tag.
+  clearTimeout(flushingResumes);
   setFlagsFromString('--flush-bytecode');
-}
-if (wanted) {
-  setFlagsFromString('--no-flush-bytecode');
-  flushingPaused = true;
-  setTimeout(resumeBytecodeFlushing, KEEP_BYTECODE_AT_MOST_MS).unref();
 }
 
 /** The bundle as a script, from the cache when there is one (read here, so its 1–2 MB are not kept). */

@@ -121,6 +121,9 @@ describe('npm start, as an operator runs it', () => {
 });
 
 /** V8's code cache tag under npm start's node flags. */
+/** The server's code caches under a compile cache directory (bin/compiled-server.ts), as paths relative to it. */
+const v8CacheFiles = (cacheRoot: string) => readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.v8cache'));
+
 function tagOfStartFlags(): string {
   return execFileSync(process.execPath, [...startScriptFlags(), '-p', "require('node:v8').cachedDataVersionTag()"], { encoding: 'utf8' }).trim();
 }
@@ -193,7 +196,7 @@ describe('the compiled runtime', () => {
     const port = await freePort();
     const startCompiled = (otherV8Flags: string[] = []) =>
       startServerProcess({ DATA_DIR: join(dataDir, 'data'), PORT: String(port), LOG_LEVEL: 'debug', TMPDIR: dataDir }, 60_000, ROOT, [...startScriptFlags(), ...otherV8Flags, 'dist/bin/server.js']);
-    const cacheFiles = () => readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.v8cache'));
+    const cacheFiles = () => v8CacheFiles(cacheRoot);
     const page = async () => {
       const response = await fetch(`http://127.0.0.1:${port}/weekly-recap-july-14`);
       expect(response.status).toBe(200);
@@ -244,7 +247,7 @@ describe('the compiled runtime', () => {
 
   // V8 flushes the bytecode of code not run for a while; the bundle's top level runs once, at start.
   // A cache made after the first page without it made every start parse the whole bundle again
-  // (bench/RESULTS.md, "a cache that kept the bundle's top level"). --bytecode-old-age=1 makes any
+  // (bench/RESULTS.md, "a code cache that keeps the bundle's top level"). --bytecode-old-age=1 makes any
   // full collection before the first page flush it, as a slower first page or a longer start does.
   it("the cache written after the first page holds the bundle's top level: running it compiles no more than without a cache", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-code-cache-top-'));
@@ -256,7 +259,7 @@ describe('the compiled runtime', () => {
       await server.waitFor(/Code cache: written for the next start/);
       await server.stop('SIGTERM');
       const cacheRoot = join(dataDir, 'node-compile-cache');
-      const [cacheFile] = readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.v8cache'));
+      const [cacheFile] = v8CacheFiles(cacheRoot);
       const appFile = readdirSync(join(ROOT, 'dist/bin')).find((file) => /^server-app-\w+\.cjs$/.test(file))!;
       // Compiles the bundle as bin/compiled-server.ts does (the same CommonJS wrapper), under the
       // same flags, and reports how much bytecode V8 had to make to run its top level.
