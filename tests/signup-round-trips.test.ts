@@ -1,5 +1,5 @@
 // Issue 23: a new address in single mode costs one statement, not two. Its two limit counts and its
-// row go to the database together (signup_counted_many, from server/abuse/rate-limit-batcher.ts),
+// row go to the database together (signup_counted_list, from server/abuse/rate-limit-batcher.ts),
 // and the row is written only when both counts taken with it are within their limits, also when
 // the posts over a limit are in the very same statement. Through the real app on every backend;
 // the store is wrapped only to count which of its operations each signup reached.

@@ -166,6 +166,30 @@ for (const backend of backends) {
       expect(await store.peekRateLimit('batch-a')).toMatchObject({ points: 62 });
     });
 
+    it("counts a moment's signups and writes the rows within their limits in one statement, answering in the order asked", async () => {
+      expect(await addSignup(store, 'listed@example.com', '/')).toBe('subscribed');
+      // The second row's mailbox has used its day already.
+      await store.hitRateLimit('moment-mailbox-2', 3, 86_400_000, false);
+      const hits = ['moment-network-1', 'moment-mailbox-1', 'moment-network-2', 'moment-mailbox-2', 'moment-network-3', 'moment-mailbox-3'].map((key) => ({
+        key,
+        points: 1,
+        windowMs: key.includes('network') ? 60_000 : 86_400_000,
+      }));
+      const row = (email: string, n: number) => ({
+        row: { email, source: '/', networkHash: null, addressHashes: [`moment-address-hash-${n}`] },
+        limits: [
+          { key: `moment-network-${n}`, later: 0, limit: 10 },
+          { key: `moment-mailbox-${n}`, later: 0, limit: 3 },
+        ],
+      });
+      const answer = await store.hitRateLimitsAndSignUp(hits, [row('moment-new@example.com', 1), row('moment-over@example.com', 2), row('listed@example.com', 3)]);
+      expect(answer.counts.map((count) => count.points)).toEqual([1, 1, 1, 4, 1, 1]);
+      // Written, over its mailbox's limit, and already on the list: only the first has a new id.
+      const written = await store.findSubscriberByEmail('moment-new@example.com');
+      expect(answer.subscriberIds).toEqual([written!.id, null, null]);
+      expect(await store.findSubscriberByEmail('moment-over@example.com')).toBeNull();
+    });
+
     it('starts a signup-limit window again once it has run out', async () => {
       expect(await store.hitRateLimit('short-window', 5, 50, false)).toMatchObject({ points: 5 });
       await new Promise((resolve) => setTimeout(resolve, 120));

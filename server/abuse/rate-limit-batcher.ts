@@ -1,12 +1,12 @@
 // Gathers the limit counts asked for in one turn of the event loop and sends them as one statement
-// (signup_rate_limit_hit_many), each key once with the sum of its points. A burst of signups from
+// (signup_rate_limit_hit_list), each key once with the sum of its points. A burst of signups from
 // one address, or from many readers behind one proxy, would otherwise be a queue of single-row
 // upserts on one row, each waiting for the lock of the one before (bench/RESULTS.md). Each caller
 // still gets the count as of its own hit: callers of one key are answered in arrival order, the
 // last with the key's new total, each earlier one with that total minus the points after it.
 //
 // A single-mode signup rides along with its own counts (ride): its row goes in the same statement
-// (signup_counted_many), written only if every count it was taken with is within its limit, so a
+// (signup_counted_list), written only if every count it was taken with is within its limit, so a
 // new address is one round trip to the database instead of two (counts, then row). The limiter
 // still answers from those counts as before; the row's fate is the signup route's.
 import type { CountedSignup, RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
@@ -136,7 +136,7 @@ export class RateLimitBatcher {
       } else {
         const answer = await this.counters.hitRateLimitsAndSignUp(hits, rides.map(countedSignup));
         counts = answer.counts;
-        for (const ride of rides) ride.resolve(answer.activated.get(ride.row.email) ?? null);
+        rides.forEach((ride, index) => ride.resolve(answer.subscriberIds[index] ?? null));
       }
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
@@ -174,7 +174,7 @@ export class RateLimitBatcher {
   }
 }
 
-/** A ride's row and its limits, in the terms the statement checks them (signup_counted_many). */
+/** A ride's row and its limits, in the terms the statement checks them (signup_counted_list). */
 function countedSignup({ row, hits }: Ride): CountedSignup {
   return { row, limits: hits.map(({ key, later, limit }) => ({ key, later, limit })) };
 }

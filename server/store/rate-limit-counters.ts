@@ -40,25 +40,38 @@ export interface RateLimitCounters {
   /**
    * As hitRateLimits, and in the same transaction inserts the signups (distinct addresses) that
    * are within all their limits, as the group commit does (signup_subscribers_many): answers the
-   * counts and the addresses it made active, with their ids.
+   * counts, and for each signup in the order given the id of the subscriber it made active, or
+   * null when its row was not written. Each limit's key must be one of `hits`.
    */
-  hitRateLimitsAndSignUp(hits: readonly RateLimitHit[], signups: readonly CountedSignup[]): Promise<{ counts: RateLimitCount[]; activated: Map<string, string> }>;
+  hitRateLimitsAndSignUp(hits: readonly RateLimitHit[], signups: readonly CountedSignup[]): Promise<{ counts: RateLimitCount[]; subscriberIds: (string | null)[] }>;
   /** The key's counter in its running window, or null. */
   peekRateLimit(key: string): Promise<RateLimitCount | null>;
   /** Forgets the key's counter; true when there was one. */
   resetRateLimit(key: string): Promise<boolean>;
 }
 
-/** signup_rate_limit_hit_many's answer (an object by key) in the order of `hits`. */
-export function rateLimitCounts(value: unknown, hits: readonly RateLimitHit[]): RateLimitCount[] {
-  const byKey = (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
-  return hits.map((hit) => rateLimitCount(byKey[hit.key])!);
+/** The counts of signup_rate_limit_hit_list and signup_counted_list: two arrays in the order the keys were given. */
+interface CountLists {
+  points: (number | string)[];
+  ms_left: (number | string)[];
+}
+
+const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+/**
+ * The counts of a statement's answer, one per hit. The answer is arrays rather than an object by
+ * key: every key is a hash seen once, and each new key in a parsed object cost the JavaScript
+ * engine a new object layout (migration 20261127001010).
+ */
+function countsInOrder({ points, ms_left: msLeft }: CountLists, hits: readonly RateLimitHit[]): RateLimitCount[] {
+  if (points.length !== hits.length || msLeft.length !== hits.length) throw new Error(`the database answered ${points.length} counts for ${hits.length} keys`);
+  return hits.map((_hit, index) => ({ points: Number(points[index]), msLeft: Number(msLeft[index]) }));
 }
 
 /** The JSON the SQL functions answer with, as both SQL and REST backends receive it. */
 export function rateLimitCount(value: unknown): RateLimitCount | null {
   if (value === null || value === undefined) return null;
-  const row = (typeof value === 'string' ? JSON.parse(value) : value) as { points: number | string; ms_left: number | string };
+  const row = fromJson<{ points: number | string; ms_left: number | string }>(value);
   return { points: Number(row.points), msLeft: Number(row.ms_left) };
 }
 
@@ -72,18 +85,26 @@ export function rateLimitStore(call: CallFunction): RateLimitCounters {
   return {
     hitRateLimit: async (key, points, windowMs, force) =>
       rateLimitCount(await call('signup_rate_limit_hit', { p_key: key, p_points: points, p_window_ms: Math.round(windowMs), p_force: force }))!,
-    hitRateLimits: async (hits) => rateLimitCounts(await call('signup_rate_limit_hit_many', hitArgs(hits)), hits),
+    hitRateLimits: async (hits) => countsInOrder(fromJson<CountLists>(await call('signup_rate_limit_hit_list', hitArgs(hits))), hits),
     async hitRateLimitsAndSignUp(hits, signups) {
-      const answer = await call('signup_counted_many', {
-        ...hitArgs(hits),
-        p_emails: signups.map(({ row }) => row.email),
-        p_sources: signups.map(({ row }) => row.source),
-        p_network_hashes: signups.map(({ row }) => row.networkHash),
-        p_address_hashes: signups.map(({ row }) => [...row.addressHashes]),
-        p_limits: signups.map(({ limits }) => limits.map(({ key, later, limit }) => [key, later, limit])),
-      });
-      const { counts, activated } = (typeof answer === 'string' ? JSON.parse(answer) : answer) as { counts: unknown; activated: Record<string, string> };
-      return { counts: rateLimitCounts(counts, hits), activated: new Map(Object.entries(activated)) };
+      const position = new Map(hits.map((hit, index) => [hit.key, index]));
+      const keyPosition = (key: string) => {
+        const index = position.get(key);
+        if (index === undefined) throw new Error('a signup was counted under a key its statement does not take');
+        return index;
+      };
+      const answer = fromJson<CountLists & { ids: (string | null)[] }>(
+        await call('signup_counted_list', {
+          ...hitArgs(hits),
+          p_emails: signups.map(({ row }) => row.email),
+          p_sources: signups.map(({ row }) => row.source),
+          p_network_hashes: signups.map(({ row }) => row.networkHash),
+          p_address_hashes: signups.map(({ row }) => [...row.addressHashes]),
+          p_limits: signups.map(({ limits }) => limits.map(({ key, later, limit }) => [keyPosition(key), later, limit])),
+        }),
+      );
+      if (answer.ids.length !== signups.length) throw new Error(`the database answered ${answer.ids.length} rows for ${signups.length} signups`);
+      return { counts: countsInOrder(answer, hits), subscriberIds: answer.ids };
     },
     peekRateLimit: async (key) => rateLimitCount(await call('signup_rate_limit_peek', { p_key: key })),
     resetRateLimit: async (key) => (await call('signup_rate_limit_reset', { p_key: key })) === true,
