@@ -182,12 +182,15 @@ for (const backend of backends) {
           { key: `moment-mailbox-${n}`, later: 0, limit: 3 },
         ],
       });
-      const answer = await store.hitRateLimitsAndSignUp(hits, [row('moment-new@example.com', 1), row('moment-over@example.com', 2), row('listed@example.com', 3)]);
+      // A limit under a key the statement does not count is read as over it.
+      const uncounted = { ...row('moment-uncounted@example.com', 1), limits: [{ key: 'moment-not-counted', later: 0, limit: 10 }] };
+      const answer = await store.hitRateLimitsAndSignUp(hits, [row('moment-new@example.com', 1), row('moment-over@example.com', 2), row('listed@example.com', 3), uncounted]);
       expect(answer.counts.map((count) => count.points)).toEqual([1, 1, 1, 4, 1, 1]);
-      // Written, over its mailbox's limit, and already on the list: only the first has a new id.
+      // Written, over its mailbox's limit, already on the list, and uncounted: only the first has a new id.
       const written = await store.findSubscriberByEmail('moment-new@example.com');
-      expect(answer.subscriberIds).toEqual([written!.id, null, null]);
+      expect(answer.subscriberIds).toEqual([written!.id, null, null, null]);
       expect(await store.findSubscriberByEmail('moment-over@example.com')).toBeNull();
+      expect(await store.findSubscriberByEmail('moment-uncounted@example.com')).toBeNull();
     });
 
     it('starts a signup-limit window again once it has run out', async () => {
