@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { answerClientErrors, createApp } from '../server/app.ts';
+import { createAppServer } from '../server/app-server.ts';
 import { createLogger, type Logger } from '../server/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
@@ -79,7 +80,9 @@ export async function start({ codeCache }: StartOptions = {}) {
     publishing: { recaps, clock: () => new Date(), timeZone: config.digest.timezone },
   });
 
-  const server = app.listen(config.port, config.host);
+  const server = createAppServer();
+  server.serve(app);
+  server.listen(config.port, config.host);
   const listening = new Promise<void>((resolve) => server.once('listening', resolve));
   // Announced once it listens and its store is open, so the line still means "ready" (a store
   // that fails to open is reported above, and the process stops).

@@ -65,13 +65,24 @@ export class StoreRateLimiter extends RateLimiterStoreAbstract {
   }
 
   _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCount> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
-    });
     // A forced window (the library's block and set) is rare and goes alone; counts are batched.
     const counted = forceExpire ? this.counters.hitRateLimit(rlKey, points, msDuration, true) : this.batcher.hit(rlKey, points, msDuration, this.points);
-    return Promise.race([counted, late]).finally(() => clearTimeout(timer));
+    // One promise settled by whichever comes first, the count or the timer: two counts per signup,
+    // so not Promise.race over a timer's own promise and a finally (three more promises and their
+    // callbacks each, garbage at the next collection).
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the signup limit was not counted within ${COUNT_TIMEOUT_MS} ms`)), COUNT_TIMEOUT_MS);
+      counted.then(
+        (count) => {
+          clearTimeout(timer);
+          resolve(count);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   _get(rlKey: string): Promise<RateLimitCount | null> {
