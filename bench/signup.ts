@@ -1,5 +1,5 @@
 // Signup throughput and latency: POST /api/subscribe through the production app (in a child
-// process, so autocannon does not share its event loop), against the physical limit of that path
+// process, so the load generator does not share its event loop), against the physical limit of that path
 // measured in the same run: single-row INSERTs over a pg pool of the same size, from the same
 // number of concurrent callers. Goal (issue 23): app ≥ 0.6 × raw on PostgreSQL with every defence
 // on. PGlite beside it.
@@ -9,7 +9,6 @@
 // BENCH_SIGNUP_CPU_PROF=DIR, BENCH_SIGNUP_NODE_FLAGS (instead of the start script's),
 // BENCH_SIGNUP_EXTRA_APP_US.
 import { PGlite } from '@electric-sql/pglite';
-import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -21,12 +20,14 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { SIGNUPS_PER_ADDRESS_PER_DAY } from '../server/abuse/signup-guard.ts';
 import { createApp } from '../server/app.ts';
+import { createAppServer } from '../server/app-server.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
+import { runLoad, type LoadResult } from './support/http-load.ts';
 import { recordResults } from './support/results.ts';
 import { lateV8Flags, setLateV8Flags } from '../server/late-v8-flags.ts';
 import { startEnv, startFlags } from './support/start-flags.ts';
@@ -84,7 +85,7 @@ interface Figures {
   cpuUs?: number;
   /** PostgreSQL's CPU time per request (all its processes), when the backend is PostgreSQL. */
   dbCpuUs?: number;
-  /** The bench process's CPU time per request while autocannon sends the app's load. */
+  /** The bench process's CPU time per request while it sends the app's load (bench/support/http-load.ts). */
   loadCpuUs?: number;
   /** The app's main thread (where its JavaScript runs), per signup: time on a core, and time runnable but waiting for one. */
   thread?: { onCoreUs: number; waitingUs: number };
@@ -154,8 +155,7 @@ async function serve(backend: Backend, target: string) {
   // Production logs one JSON line per request; the bench pays that cost too, into a sink.
   const logger = createLogger({ level: 'info', pretty: false, destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   const renderer = await loadBuiltRenderer();
-  const { createServer } = await import('node:http');
-  const server = createServer();
+  const server = createAppServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const mailDir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-mail-'));
@@ -169,7 +169,8 @@ async function serve(backend: Backend, target: string) {
     mailer: { kind: 'outbox', dir: mailDir, from: 'Launched Weekly <bench@localhost>' },
   } as const;
   const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } });
-  server.on('request', EXTRA_APP_US > 0 ? withExtraSignupCpu(app, EXTRA_APP_US) : app);
+  if (EXTRA_APP_US > 0) server.on('request', withExtraSignupCpu(app, EXTRA_APP_US));
+  else server.serve(app);
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   process.on('SIGTERM', () => {
     server.close();
@@ -224,44 +225,43 @@ async function loadApp(server: AppServer, seconds: number): Promise<Figures> {
   const loadBefore = process.cpuUsage();
   const threadBefore = await mainThreadSchedule(server.pid);
   const machineBefore = await machineTicks();
-  const result = await autocannon({
+  const result = await runLoad({
     url: server.url,
     connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path: '/api/subscribe',
-        setupRequest: (request) => ({
-          ...request,
-          // What a browser's fetch from the site's own page sends: the cross-site check reads Sec-Fetch-Site.
-          headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', origin: server.url, 'x-forwarded-for': nextClient() },
-          body: JSON.stringify({ email: nextAddress('app') }),
-        }),
-      },
-    ],
+    seconds,
+    next: () => ({
+      method: 'POST',
+      path: '/api/subscribe',
+      // What a browser's fetch from the site's own page sends: the cross-site check reads Sec-Fetch-Site.
+      headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', origin: server.url, 'x-forwarded-for': nextClient() },
+      body: JSON.stringify({ email: nextAddress('app') }),
+    }),
   });
-  const statuses = result.statusCodeStats as Record<string, { count: number }> | undefined;
-  if (result.errors + result.timeouts > 0 || Object.keys(statuses ?? {}).some((status) => status !== EXPECTED_STATUS)) {
-    throw new Error(`signups did not all answer ${EXPECTED_STATUS}: ${JSON.stringify({ errors: result.errors, timeouts: result.timeouts, statuses })}`);
-  }
+  expectOnly(result, Number(EXPECTED_STATUS), 'signups');
   const load = process.cpuUsage(loadBefore);
   const threadAfter = await mainThreadSchedule(server.pid);
   const idleShare = await idleSince(machineBefore);
-  const signups = result.requests.total;
+  const signups = result.requests;
   const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / signups;
   const dbCpuUs = dbBefore === undefined ? undefined : ((await databaseCpu!()) - dbBefore) * 1e6 / signups;
   const thread = { onCoreUs: (threadAfter.onCoreNs - threadBefore.onCoreNs) / 1000 / signups, waitingUs: (threadAfter.waitingNs - threadBefore.waitingNs) / 1000 / signups };
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs, loadCpuUs: (load.user + load.system) / signups, thread, idleShare };
+  return { rps: result.rate, p50: result.latency.p50, p99: result.latency.p99, cpuUs, dbCpuUs, loadCpuUs: (load.user + load.system) / signups, thread, idleShare };
+}
+
+/** Stops the bench when any answer of the load had another status than `status`. */
+function expectOnly(result: LoadResult, status: number, what: string) {
+  if ([...result.statuses.keys()].some((answered) => answered !== status)) {
+    throw new Error(`${what} did not all answer ${status}: ${JSON.stringify(Object.fromEntries(result.statuses))}`);
+  }
 }
 
 /** The same app answering GET /healthz (no body, no database): its HTTP ceiling on this machine. */
 async function loadHealthz(server: AppServer, seconds: number): Promise<Figures> {
   const cpuBefore = await cpuSeconds(server.pid);
-  const result = await autocannon({ url: `${server.url}/healthz`, connections: CONNECTIONS, duration: seconds });
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error('GET /healthz failed under load');
-  const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / result.requests.total;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs };
+  const result = await runLoad({ url: server.url, connections: CONNECTIONS, seconds, next: () => ({ method: 'GET', path: '/healthz', headers: {} }) });
+  expectOnly(result, 200, 'GET /healthz');
+  const cpuUs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1e6 / result.requests;
+  return { rps: result.rate, p50: result.latency.p50, p99: result.latency.p99, cpuUs };
 }
 
 /** `CONNECTIONS` callers inserting one row at a time for `seconds`. */
@@ -318,7 +318,7 @@ async function compare(label: string, server: AppServer, insert: (email: string)
       `| ${label} | ${round} | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.cpuUs!.toFixed(0)} | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.cpuUs!.toFixed(0)} | ${(a.rps / b.rps).toFixed(2)} | ${h.rps.toFixed(0)} | ${h.cpuUs!.toFixed(0)} | ${dbCpu(a)} / ${dbCpu(b)} | ${scheduleColumns(a, b)}`,
     );
     console.error(
-      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU, ${a.loadCpuUs!.toFixed(0)} µs autocannon CPU; the app's main thread ${threadTimes(a)} µs on a core / waiting for one; machine ${idlePercent(a)} idle), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU; machine ${idlePercent(b)} idle), /healthz ${h.rps.toFixed(0)} req/s`,
+      `${label} round ${round}/${ROUNDS}: app ${a.rps.toFixed(0)} signups/s (${a.cpuUs!.toFixed(0)} µs app CPU, ${dbCpu(a)} µs database CPU, ${a.loadCpuUs!.toFixed(0)} µs load generator CPU; the app's main thread ${threadTimes(a)} µs on a core / waiting for one; machine ${idlePercent(a)} idle), raw ${b.rps.toFixed(0)} inserts/s (${dbCpu(b)} µs database CPU; machine ${idlePercent(b)} idle), /healthz ${h.rps.toFixed(0)} req/s`,
     );
   }
   const mid = (list: Figures[]): Figures => ({
@@ -403,7 +403,7 @@ export async function runSignupBench(): Promise<{ ratio: number }> {
   await recordResults(
     'Signup throughput: POST /api/subscribe vs raw single-row INSERTs',
     'npm run bench -- signup',
-    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with \`npm start\`'s node flags and allocator settings (\`${Object.entries(startEnv()).map(([name, value]) => `${name}=${value} `).join('')}node ${startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS).join(' ')}\`, then the V8 flags the server sets on itself: \`${lateV8Flags('postgres').join(' ')}\`, and for PGlite also \`${lateV8Flags('pglite').filter((flag) => !lateV8Flags('postgres').includes(flag)).join(' ')}\`; server/late-v8-flags.ts) with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys; autocannon sends ${CONNECTIONS} concurrent connections. "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. "App main thread" is the thread the app's JavaScript runs on, per signup: its time on a core and its time runnable but waiting for one (/proc/<pid>/task/<pid>/schedstat); "idle CPU" is the share of the whole machine's CPU time left unused while the app's load and while the raw loop ran (/proc/stat). ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
+    `Each signup is a new address (201). The app (production build, request logging into a null sink) runs in a child process with \`npm start\`'s node flags and allocator settings (\`${Object.entries(startEnv()).map(([name, value]) => `${name}=${value} `).join('')}node ${startFlags(process.env.BENCH_SIGNUP_NODE_FLAGS).join(' ')}\`, then the V8 flags the server sets on itself: \`${lateV8Flags('postgres').join(' ')}\`, and for PGlite also \`${lateV8Flags('pglite').filter((flag) => !lateV8Flags('postgres').includes(flag)).join(' ')}\`; server/late-v8-flags.ts) with every defence of the production configuration on: the limit per client address (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE}, the default; each signup comes from its own address via X-Forwarded-For with TRUST_PROXY=1, so every post is counted and none refused), the limit per mailbox (${SIGNUPS_PER_ADDRESS_PER_DAY} a day), the cross-site check (each post sends Sec-Fetch-Site: same-origin and the site's Origin), the honeypot, the disposable-domain list and the suppression list's mailbox keys. The load comes from ${CONNECTIONS} keep-alive connections with one request in flight each, from bench/support/http-load.ts in the bench process: it writes each request as one string and reads only the answer's status and length, and so leaves more of the shared cores to the app and the database than autocannon, which rebuilt each request and parsed every answer's headers in JavaScript, at about half its CPU per signup (bench/RESULTS.md, the note "Issue 23: a lighter load generator…"). "Raw" is ${CONNECTIONS} concurrent callers in the bench process running \`${INSERT}\` one row at a time: over a pg pool of ${POOL_SIZE} connections (the app's pool size) for PostgreSQL, straight on an embedded PGlite for PGlite. PostgreSQL ${postgresVersion} is a private server started for the run (fsync off, loopback). "/healthz" is the same app process answering its liveness check (no body, no database): the HTTP ceiling of this app on this machine. "CPU µs" is user + system CPU time per request of the process doing the work: the app's for app and /healthz, the bench process's (the pg driver; for PGlite the whole database) for raw; "PostgreSQL CPU µs" is the database server's (all its processes) per signup or insert, from /proc. "App main thread" is the thread the app's JavaScript runs on, per signup: its time on a core and its time runnable but waiting for one (/proc/<pid>/task/<pid>/schedstat); "idle CPU" is the share of the whole machine's CPU time left unused while the app's load and while the raw loop ran (/proc/stat). ${ROUNDS} alternating rounds of ${SECONDS} s after warm-ups (app ${WARM_UP_SECONDS} s, the others 2 s); medians. One-minute load average ${loadBefore.toFixed(1)} before the run and ${loadAfter.toFixed(1)} after it (other processes shared the machine).
 
 | backend | app signups/s | app p50 ms | app p99 ms | app CPU µs | raw inserts/s | raw p50 ms | raw p99 ms | raw CPU µs | ratio | /healthz req/s | /healthz CPU µs | PostgreSQL CPU µs app / raw | app main thread µs on a core / waiting | idle CPU app / raw |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
@@ -418,7 +418,7 @@ ${[...postgres.rows, ...(pglite?.rows ?? [])].join('\n')}
 
 **PostgreSQL: app ${postgres.app.rps.toFixed(0)} signups/s = ${postgres.ratio.toFixed(2)} × the raw INSERT loop** (goal ≥ 0.60), and ${ceiling.toFixed(2)} × the same process's /healthz.
 
-How the app writes: a new address's row goes to the database in the statement that takes its two limit counts, with the other signups' of that moment (signup_counted_list, server/abuse/rate-limit-batcher.ts, at most two statements in flight), and is written only within both limits; a signup that statement did not write (a repeat, an address already on the list) takes a second statement (server/store/signup-batcher.ts). Each is answered only after its row has committed. "Raw" stays one statement per row with no limits, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, Express, the security headers, the request log: /healthz); the rest is the signup path (limit counts, cross-site check, body reading, validation, five keyed hashes, its share of one statement, the JSON answer). The three processes share the machine's cores: per signup the app ${postgres.app.cpuUs!.toFixed(0)} µs, PostgreSQL ${dbCpu(postgres.app)} µs and autocannon ${postgres.app.loadCpuUs!.toFixed(0)} µs of CPU; per raw insert PostgreSQL ${dbCpu(postgres.raw)} µs and the pg driver ${postgres.raw.cpuUs!.toFixed(0)} µs.${threadSentence(postgres)}`,
+How the app writes: a new address's row goes to the database in the statement that takes its two limit counts, with the other signups' of that moment (signup_counted_list, server/abuse/rate-limit-batcher.ts, at most two statements in flight), and is written only within both limits; a signup that statement did not write (a repeat, an address already on the list) takes a second statement (server/store/signup-batcher.ts). Each is answered only after its row has committed. "Raw" stays one statement per row with no limits, so the ratio says what the batching and the app's own cost add up to. Of a signup's ${postgres.app.cpuUs!.toFixed(0)} µs of app CPU, ~${postgres.healthz.cpuUs!.toFixed(0)} µs are what any request costs this app (HTTP parsing, Express, the security headers, the request log: /healthz); the rest is the signup path (limit counts, cross-site check, body reading, validation, five keyed hashes, its share of one statement, the JSON answer). The three processes share the machine's cores: per signup the app ${postgres.app.cpuUs!.toFixed(0)} µs, PostgreSQL ${dbCpu(postgres.app)} µs and the load generator ${postgres.app.loadCpuUs!.toFixed(0)} µs of CPU; per raw insert PostgreSQL ${dbCpu(postgres.raw)} µs and the pg driver ${postgres.raw.cpuUs!.toFixed(0)} µs.${threadSentence(postgres)}`,
   );
   return { ratio: postgres.ratio };
 }
