@@ -11,7 +11,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
-import { runLoad, type LoadResult } from './support/http-load.ts';
+import { percentile, runLoad, type LoadResult } from './support/http-load.ts';
 import { recordResults } from './support/results.ts';
 import { lateV8Flags, setLateV8Flags } from '../server/late-v8-flags.ts';
 import { startEnv, startFlags } from './support/start-flags.ts';
@@ -65,13 +65,12 @@ const RATE_LIMIT_PER_MINUTE = 10;
  */
 const EXTRA_APP_US = Number(process.env.BENCH_SIGNUP_EXTRA_APP_US ?? 0);
 
-function withExtraSignupCpu(app: (req: IncomingMessage, res: ServerResponse) => void, microseconds: number) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'POST') {
-      const until = performance.now() + microseconds / 1000;
-      while (performance.now() < until);
-    }
-    app(req, res);
+/** A 'request' listener registered before the app's: it runs first, and spins on every POST. */
+function spinOnSignups(microseconds: number) {
+  return (req: IncomingMessage) => {
+    if (req.method !== 'POST') return;
+    const until = performance.now() + microseconds / 1000;
+    while (performance.now() < until);
   };
 }
 
@@ -145,7 +144,6 @@ const scheduleColumns = (app: Figures, raw: Figures) => `${threadTimes(app)} | $
 let databaseCpu: (() => Promise<number>) | null = null;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /** Child process: the production app on the given store, answering on a loopback port. */
 async function serve(backend: Backend, target: string) {
@@ -169,8 +167,8 @@ async function serve(backend: Backend, target: string) {
     mailer: { kind: 'outbox', dir: mailDir, from: 'Launched Weekly <bench@localhost>' },
   } as const;
   const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } });
-  if (EXTRA_APP_US > 0) server.on('request', withExtraSignupCpu(app, EXTRA_APP_US));
-  else server.serve(app);
+  if (EXTRA_APP_US > 0) server.on('request', spinOnSignups(EXTRA_APP_US));
+  server.serve(app);
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   process.on('SIGTERM', () => {
     server.close();

@@ -50,7 +50,8 @@ export function parseAnswer(buffer: Buffer): { status: number; length: number } 
   return buffer.length >= length ? { status, length } : null;
 }
 
-const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+/** The value at percentile `p` of values sorted ascending (0 when there are none). */
+export const percentile = (sorted: ArrayLike<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Runs `connections` callers for `seconds`; an error on any connection ends the run with that error. */
 export async function runLoad({ url, connections, seconds, next }: LoadOptions): Promise<LoadResult> {
