@@ -45,12 +45,18 @@ describe('bench results file', () => {
     expect(next.endsWith('## Digest: an analysis\n\nKept as written.\n')).toBe(true);
   });
 
-  it('keeps exactly one section per title in the committed file', async () => {
+  it('keeps only the current table of each benchmark in the committed file: one section per title, each with its date, machine and exact command', async () => {
     const { readFile } = await import('node:fs/promises');
     const committed = await readFile(new URL('../bench/RESULTS.md', import.meta.url), 'utf8');
-    const current = committed.slice(0, committed.indexOf('# Notes from earlier runs'));
-    const titles = splitSections(current).sections.map((section) => section.title);
+    expect(committed.split('\n').length).toBeLessThanOrEqual(300);
+    expect(committed).not.toContain('# Notes from earlier runs');
+    const { sections } = splitSections(committed);
+    const titles = sections.map((section) => section.title);
     expect(titles.length).toBeGreaterThan(5);
     expect(new Set(titles).size).toBe(titles.length);
+    const incomplete = sections
+      .filter((section) => !(/^- Date: \S+$/m.test(section.text) && /^- Machine: .+$/m.test(section.text) && /^- Command: `[^`]+`/m.test(section.text)))
+      .map((section) => section.title);
+    expect(incomplete).toEqual([]);
   });
 });
