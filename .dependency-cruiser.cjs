@@ -1,4 +1,4 @@
-// The layer rule (README, "Layout"), checked by `npm run lint` (so by `npm test`): imports run
+// The layer rule (docs/architecture.md, "Layout"), checked by `npm run lint` (so by `npm test`): imports run
 // downwards only, bin/ → jobs/ → server/ → emails/ → content/, client/ beside server/ and never
 // into it; and no two modules import each other, directly or round a longer loop.
 // Tests, benchmarks and build scripts may import any layer; what they import is still checked.

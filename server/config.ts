@@ -210,7 +210,7 @@ export async function parseConfig(
   if (!env.SITE_URL) defaultsUsed.push(`SITE_URL=${siteUrl}`);
   if (production && !env.RESEND_WEBHOOK_SECRET) {
     warnings.push(
-      'RESEND_WEBHOOK_SECRET is not set: bounces and complaints will not be processed, so the digest keeps going to addresses that bounce or report it as spam. Add the webhook in Resend (README, "Deploy with Supabase and Resend") and set its signing secret.',
+      'RESEND_WEBHOOK_SECRET is not set: bounces and complaints will not be processed, so the digest keeps going to addresses that bounce or report it as spam. Add the webhook in Resend (docs/operating.md, "Deploy with Supabase and Resend") and set its signing secret.',
     );
   }
   if (store.kind === 'pglite') defaultsUsed.push(`embedded database in ${join(dataDir, 'db')}`);

@@ -3,7 +3,7 @@
 // scheduler are thin shells around it; everything it touches is passed in. Its parts live in
 // jobs/digest/ and each can be run alone against a real store.
 //
-// Exactly once, across crashes and replicas (README, "How exactly once holds"):
+// Exactly once, across crashes and replicas (docs/operating.md, "How exactly once holds"):
 // - A batch is committed (recipients, idempotency key, content) before its request leaves, and
 //   closed with its ledger rows in one transaction after the provider answered.
 // - A rerun first repeats every pending batch exactly, with its stored key, while the provider

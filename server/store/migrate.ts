@@ -54,7 +54,7 @@ export class MigrationLockTimeoutError extends Error {
   ) {
     super(
       `Migration ${version} could not lock a table within ${waitedMs / 1000} s: the table is busy, try again. ` +
-        'Nothing was applied. Run `npm run db:migrate` again in a quieter moment; for a large table, migrate before deploying (README, "Migrating a large table").',
+        'Nothing was applied. Run `npm run db:migrate` again in a quieter moment; for a large table, migrate before deploying (docs/operating.md, "Migrating a large table").',
       options,
     );
     this.name = 'MigrationLockTimeoutError';
