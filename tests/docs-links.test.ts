@@ -1,4 +1,4 @@
-// A newcomer follows the README into docs/: every relative link there must lead somewhere, a file
+// A newcomer follows the READMEs into docs/: every relative link there must lead somewhere, a file
 // or folder that exists and, for `#anchor`, a heading of the target with GitHub's slug for it.
 // The README stays short enough to read (<= 250 lines) and its configuration table names every
 // variable .env.example documents.
@@ -70,10 +70,10 @@ async function brokenLinks(file: string): Promise<string[]> {
 
 async function documents(): Promise<string[]> {
   const docs = (await readdir(join(ROOT, 'docs'))).filter((file) => file.endsWith('.md')).map((file) => join(ROOT, 'docs', file));
-  return [join(ROOT, 'README.md'), ...docs];
+  return [join(ROOT, 'README.md'), join(ROOT, 'content', 'README.md'), ...docs];
 }
 
-describe('links in README.md and docs/', () => {
+describe('links in README.md, content/README.md and docs/', () => {
   it('all resolve: the file or folder exists, and an anchor names a heading of the target', async () => {
     const files = await documents();
     expect(files.length).toBeGreaterThan(3);
