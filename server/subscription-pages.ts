@@ -48,8 +48,10 @@ export const subscriptionText = {
   unsubscribed: 'Done: you are unsubscribed.',
   resubscribed: 'Done: you are subscribed again.',
   confirmationSent: 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.',
+  // A confirmation mailed earlier may no longer work (one made before an unsubscribe is refused),
+  // so this does not send the reader back to it.
   confirmationThrottled: (masked: string) =>
-    `We sent a confirmation to ${masked} recently and send at most one a day, so none went now. Nothing has changed; please use the one we sent.`,
+    `We sent a confirmation to ${masked} recently, and to protect that inbox we send no more for a while, so none went now. Nothing has changed; please try again later.`,
   nothingChanged: 'Nothing has changed.',
   linkSent: (masked: string) => `We sent a link to ${masked}. Open it within ${FRESH_LINK_MINUTES} minutes to go on; until then nothing has changed.`,
   linkRecentlySent: (masked: string) => `We recently sent links to ${masked}; please use the newest one. Nothing has changed.`,

@@ -209,7 +209,7 @@ for (const kind of appStoreKinds) {
         await page.goto(subscriptionUrlFor(setup.server.url, createUnsubscribeToken(id, TEST_UNSUBSCRIBE_SECRET)));
         await press(page, 'Subscribe again');
         expect(await page.getByRole('status').textContent()).toBe(
-          'We sent a confirmation to n•••@example.com recently and send at most one a day, so none went now. Nothing has changed; please use the one we sent.',
+          'We sent a confirmation to n•••@example.com recently, and to protect that inbox we send no more for a while, so none went now. Nothing has changed; please try again later.',
         );
       } finally {
         await page.close();

@@ -149,7 +149,8 @@ function subscriptionActions({ store, secret, keys, signup, mode, outbox, logger
         // Bounced or complained: only the owner's confirmation brings it back, in either mode.
         if (details.status === 'bounced' || details.status === 'complained') {
           const outcome = await signup.resubscribe(details, req.ip);
-          return outcome === 'confirmation_sent' ? subscriptionText.confirmationSent : subscriptionText.confirmationThrottled(maskEmail(details.email));
+          if (outcome === 'nothing_sent') return subscriptionText.confirmationThrottled(maskEmail(details.email));
+          return outcome === 'confirmation_sent' ? subscriptionText.confirmationSent : subscriptionText.resubscribed;
         }
         return mode === 'double' ? ownerConfirmation(details, req) : sendLink('resubscribe', details);
     }
