@@ -9,7 +9,8 @@ import * as z from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
-import type { Activation, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
+import type { LinkConfirmation } from './store/subscriber-links.ts';
+import type { SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -162,13 +163,13 @@ export interface SignupService {
    * nothing but its row; otherwise null.
    */
   rideAlong(email: string, sourcePath: string, ip: string | undefined): Promise<SignupRequest> | null;
-  /** The confirmation button. */
-  confirm(subscriberId: string, ip: string | undefined): Promise<Activation | null>;
+  /** The confirmation button of a link made for link version `version` (undefined: mailed before versions). */
+  confirm(subscriberId: string, version: number | undefined, ip: string | undefined): Promise<LinkConfirmation | null>;
   /**
    * "Subscribe again": active at once from unsubscribed or pending; a bounced or complained
-   * address gets a (throttled) confirmation e-mail instead.
+   * address gets a (throttled) confirmation e-mail instead, or `nothing_sent` when throttled.
    */
-  resubscribe(details: SubscriberDetails, ip: string | undefined): Promise<'resubscribed' | 'confirmation_sent'>;
+  resubscribe(details: SubscriberDetails, ip: string | undefined): Promise<'resubscribed' | 'confirmation_sent' | 'nothing_sent'>;
 }
 
 /** A row that rode in its limit counts' statement: the row, and the id that statement made active, or null when it did not write it. */
@@ -205,8 +206,8 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
 
     rideAlong: (email, sourcePath, ip) => (mode !== 'single' || welcome ? null : requestFor(email, sourcePath, ip)),
 
-    async confirm(subscriberId, ip) {
-      const result = await store.activateSubscriber(subscriberId, 'confirmation', keys.networkHash(ip), welcome);
+    async confirm(subscriberId, version, ip) {
+      const result = await store.confirmByLink(subscriberId, version, keys.networkHash(ip), welcome);
       if (result?.activated && welcome) outbox.wake();
       return result;
     },
@@ -218,7 +219,8 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
       if (result?.activated || result?.status === 'active') return 'resubscribed';
       // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
       const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
-      if (queuesMail(decision, false)) outbox.wake();
+      if (!queuesMail(decision, false)) return 'nothing_sent';
+      outbox.wake();
       return 'confirmation_sent';
     },
   };

@@ -1,6 +1,6 @@
 // The frame of the server's own small pages (unsubscribe, confirm, subscription, refusals): one
 // self-contained HTML document with inline styles, no script, not indexed.
-import type { Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { site } from '../content/site.ts';
@@ -52,3 +52,14 @@ export function send(res: Response, status: number, html: string) {
     .type('html')
     .send(html);
 }
+
+/**
+ * The first handler of every route whose address carries a token: whatever answers it (its page,
+ * a form body's 413, a refusal), the token never leaves in a Referer header, not even to our own
+ * origin's logs. Forms on these pages post with `Origin: null` for it; the signup's cross-site
+ * check reads Sec-Fetch-Site (abuse/cross-site.ts), and the token routes' own forms need no Origin.
+ */
+export const noReferrer: RequestHandler = (_req, res, next) => {
+  res.set('Referrer-Policy', 'no-referrer');
+  next();
+};

@@ -34,7 +34,9 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
 
   async function confirmation(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage> {
     const { ConfirmEmail, confirmEmailText, renderTransactional } = await templates();
-    const confirmUrl = confirmUrlFor(home, createConfirmToken(row.subscriberId!, row.createdAt, secret));
+    // The link version the row had when the confirmation was queued; rows queued before versions have none.
+    const version = typeof row.payload.version === 'number' ? row.payload.version : undefined;
+    const confirmUrl = confirmUrlFor(home, createConfirmToken(row.subscriberId!, row.createdAt, secret, version));
     const rendered = await renderTransactional(ConfirmEmail, { confirmUrl, siteUrl: `${home}/`, validDays: CONFIRM_TOKEN_DAYS }, confirmEmailText.subject);
     return { to: email, from, ...rendered, headers: {}, tags: { kind: 'confirmation' } };
   }

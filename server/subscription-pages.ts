@@ -10,7 +10,7 @@ import type { SignupMode, SiteStore, SubscriberDetails, SubscriberStatus } from 
 import type { SignupService } from './signup.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 import { FRESH_LINK_MINUTES } from './link-tokens.ts';
-import { page } from './small-page.ts';
+import { page, send } from './small-page.ts';
 
 export interface SubscriptionOptions {
   store: SiteStore;
@@ -48,6 +48,11 @@ export const subscriptionText = {
   unsubscribed: 'Done: you are unsubscribed.',
   resubscribed: 'Done: you are subscribed again.',
   confirmationSent: 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.',
+  // A confirmation mailed earlier may no longer work (one made before an unsubscribe is refused),
+  // so this does not send the reader back to it.
+  confirmationThrottled: (masked: string) =>
+    `We sent a confirmation to ${masked} recently, and to protect that inbox we send no more for a while, so none went now. Nothing has changed; please try again later.`,
+  nothingChanged: 'Nothing has changed.',
   linkSent: (masked: string) => `We sent a link to ${masked}. Open it within ${FRESH_LINK_MINUTES} minutes to go on; until then nothing has changed.`,
   linkRecentlySent: (masked: string) => `We recently sent links to ${masked}; please use the newest one. Nothing has changed.`,
   deletedTitle: 'Your data is deleted',
@@ -86,16 +91,6 @@ export function dataExport(details: SubscriberDetails) {
     welcomeEmailSentAt: details.welcomedAt?.toISOString() ?? null,
     recapsSent: details.deliveries.map((d) => ({ recap: d.recapDate, title: titles.get(d.recapDate) ?? null, sentAt: d.sentAt.toISOString() })),
   };
-}
-
-export function send(res: Response, status: number, html: string) {
-  // The token in the address is a credential: no caches, no index. The referrer keeps our own
-  // origin only, so the buttons post with a real Origin header (no-referrer would make it `null`).
-  res
-    .status(status)
-    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'same-origin', 'X-Robots-Tag': 'noindex' })
-    .type('html')
-    .send(html);
 }
 
 /** A page of these routes: each child in its own block. */

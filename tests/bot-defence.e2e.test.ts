@@ -56,7 +56,7 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
     expect(await page.evaluate((name) => (document.activeElement as HTMLInputElement | null)?.name !== name, HONEYPOT_FIELD)).toBe(true);
 
     await input.fill('honeypot.neighbour@example.com');
-    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.getByRole('button', { name: 'Subscribe', exact: true }).click();
     await toast(page, "You're In!").waitFor();
     expect(await server.store.findSubscriberByEmail('honeypot.neighbour@example.com')).toMatchObject({ active: true });
     await page.close();
@@ -69,7 +69,7 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
     await page.getByPlaceholder('Enter your email').fill('form.filler@example.com');
     // What a form-filling script does: every input, visible or not.
     await page.locator(`#email-signup input[name="${HONEYPOT_FIELD}"]`).fill('https://cheap-pills.example', { force: true });
-    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.getByRole('button', { name: 'Subscribe', exact: true }).click();
     await toast(page, "You're In!").waitFor();
     expect(await server.store.findSubscriberByEmail('form.filler@example.com')).toBeNull();
     await page.close();
@@ -80,7 +80,7 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
     await page.goto(`${server.url}/`, { waitUntil: 'networkidle' });
     await hydrated(page);
     await page.getByPlaceholder('Enter your email').fill('reader@mailinator.com');
-    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.getByRole('button', { name: 'Subscribe', exact: true }).click();
     await toast(page, 'Invalid email').waitFor();
     await expect(toast(page, 'Invalid email').textContent()).resolves.toContain('Please use a permanent e-mail address, not a disposable one.');
     await page.close();
@@ -103,7 +103,7 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
 });
 
 describe.skipIf(!chromiumAvailable)('forms on token pages (Origin: null) and forms on other sites', () => {
-  it('pressing Unsubscribe, then "Subscribe again" on the unsubscribe page, subscribes the reader again', async () => {
+  it('pressing Unsubscribe, then "Subscribe again" on the unsubscribe page, asks for a fresh link; the signup form on a token page subscribes', async () => {
     await addSignup(server.store, 'changed.mind.in.chromium@example.com', '/');
     const { id } = (await server.store.findSubscriberByEmail('changed.mind.in.chromium@example.com'))!;
     const page = await context.newPage();
@@ -116,12 +116,21 @@ describe.skipIf(!chromiumAvailable)('forms on token pages (Origin: null) and for
     await page.getByRole('heading', { name: 'You are unsubscribed' }).waitFor();
     expect((await server.store.findSubscriberByEmail('changed.mind.in.chromium@example.com'))?.active).toBe(false);
 
+    // The unsubscribe link travels with forwarded mail: its "Subscribe again" only mails the owner a link.
     await page.getByRole('button', { name: 'Subscribe again' }).click();
+    await page.getByRole('heading', { name: 'Your subscription' }).waitFor();
+    expect(await page.getByRole('status').textContent()).toBe('We sent a link to c•••@example.com. Open it within 60 minutes to go on; until then nothing has changed.');
+    expect((await server.store.findSubscriberByEmail('changed.mind.in.chromium@example.com'))?.active).toBe(false);
+
+    // The signup form on a token page (an expired confirmation link's) posts with `Origin: null` and is let in.
+    await page.goto(`${server.url}/confirm?token=not-a-token`);
+    await page.locator('input[type=email]').fill('from.a.token.page@example.com');
+    await page.getByRole('button', { name: 'Subscribe', exact: true }).click();
     await page.waitForURL(/\/\?signup=subscribed#email-signup$/);
     expect(await page.locator('#email-signup [role="status"]').textContent()).toContain("You're In!");
-    expect((await server.store.findSubscriberByEmail('changed.mind.in.chromium@example.com'))?.active).toBe(true);
-    // The page's no-referrer policy is why Chromium sends no real origin for these posts.
-    expect(origins).toEqual(['null', 'null']);
+    expect((await server.store.findSubscriberByEmail('from.a.token.page@example.com'))?.active).toBe(true);
+    // The pages' no-referrer policy is why Chromium sends no real origin for these posts.
+    expect(origins).toEqual(['null', 'null', 'null']);
     await page.close();
   });
 

@@ -1,5 +1,5 @@
-// Confirmation tokens (double opt-in): signed, naming the record, valid for 7 days, and not
-// interchangeable with unsubscribe tokens made with the same secret.
+// Confirmation tokens (double opt-in): signed, naming the record and its link version, valid for 7
+// days, and not interchangeable with unsubscribe tokens made with the same secret.
 import { describe, expect, it } from 'vitest';
 import { CONFIRM_TOKEN_DAYS, createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/unsubscribe-token.ts';
 
@@ -44,5 +44,25 @@ describe('confirmation tokens', () => {
     const now = new Date(issued.getTime() + DAY);
     expect(verifyConfirmToken(before, now, SECRET)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyConfirmToken(before, now, SECRET, [OLD_SECRET])).toEqual({ ok: true, subscriberId: ID });
+  });
+
+  it('carry the link version they were mailed with, which no edit can change', () => {
+    const now = new Date(issued.getTime() + DAY);
+    const versioned = createConfirmToken(ID, issued, SECRET, 37);
+    expect(verifyConfirmToken(versioned, now, SECRET)).toEqual({ ok: true, subscriberId: ID, version: 37 });
+    const [id, time, version, mac] = versioned.split('.') as [string, string, string, string];
+    expect(version).toBe((37).toString(36));
+    for (const bad of [
+      `${id}.${time}.${(38).toString(36)}.${mac}`,
+      `${id}.${time}.0${version}.${mac}`,
+      // The same MAC without the version: a link mailed before versions is signed differently.
+      `${id}.${time}.${mac}`,
+      `${id}.${time}.${version}.${version}.${mac}`,
+    ]) {
+      expect(verifyConfirmToken(bad, now, SECRET), bad).toEqual({ ok: false, reason: 'invalid' });
+    }
+    // A link mailed before versions verifies with none, for the database to judge (pending rows only).
+    expect(verifyConfirmToken(token, now, SECRET)).toEqual({ ok: true, subscriberId: ID });
+    expect(verifyConfirmToken(createConfirmToken(ID, new Date(issued.getTime() - 8 * DAY), SECRET, 37), now, SECRET)).toEqual({ ok: false, reason: 'expired' });
   });
 });

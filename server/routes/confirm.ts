@@ -1,16 +1,19 @@
 // Double opt-in confirmation. GET /confirm?token= shows a page with a 'Confirm my subscription'
 // button and changes nothing: mail scanners and link previewers open every link in a message,
 // and a confirmation they could trigger would confirm nothing about the person. Only the button's
-// POST confirms. The token is signed, names the record and expires after 7 days; an expired or
-// altered link gets a page that says so, with the signup form to start again.
+// POST confirms. The token is signed, names the record and its link version, and expires after 7
+// days; an expired or altered link, or one made before the record last changed state (a complaint,
+// a bounce, an unsubscribe), gets a page that says so, with the signup form to start again. The
+// address is shown masked, as on every page a token reaches (the e-mail may have been forwarded).
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore } from '../store/types.ts';
 import type { SignupService } from '../signup.ts';
+import { maskEmail } from '../link-tokens.ts';
+import { noReferrer, page, send } from '../small-page.ts';
 import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
-import { page } from '../small-page.ts';
 
 export interface ConfirmOptions {
   store: SiteStore;
@@ -54,19 +57,6 @@ function signupForm(): ReactNode {
   );
 }
 
-/**
- * Like the unsubscribe page's answer, but the referrer policy keeps our own origin, so the
- * signup form on these pages posts with a real Origin header (with no-referrer, Chromium sends
- * `Origin: null`, which the cross-site check cannot tell from a foreign page).
- */
-function send(res: Response, status: number, html: string) {
-  res
-    .status(status)
-    .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'same-origin', 'X-Robots-Tag': 'noindex' })
-    .type('html')
-    .send(html);
-}
-
 export function confirmRouter(options: ConfirmOptions): Router {
   const { store, secret, previousSecrets = [], siteUrl, signup, logger, now = () => new Date() } = options;
   const router = express.Router();
@@ -87,16 +77,19 @@ export function confirmRouter(options: ConfirmOptions): Router {
   };
   const check = (req: Request) => verifyConfirmToken(req.query.token, now(), secret, previousSecrets);
 
-  router.get('/confirm', async (req, res) => {
+  router.get('/confirm', noReferrer, async (req, res) => {
     const checked = check(req);
     if (!checked.ok) return badLink(res, checked);
     try {
-      const subscriber = await store.findSubscriber(checked.subscriberId);
-      if (!subscriber) return gone(res, true);
-      if (subscriber.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(subscriber.email))]);
-      if (subscriber.status === 'unsubscribed') return gone(res);
+      const target = await store.linkTarget(checked.subscriberId);
+      if (!target) return gone(res, true);
+      const masked = maskEmail(target.email);
+      if (target.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(masked))]);
+      // What the button's POST would refuse (confirm_subscriber_link), said before it is pressed.
+      const stale = checked.version === undefined ? target.status !== 'pending' : checked.version !== target.linkVersion;
+      if (stale || target.status === 'unsubscribed') return gone(res);
       return show(res, 200, confirmText.askTitle, [
-        h('p', null, confirmText.askBody(subscriber.email)),
+        h('p', null, confirmText.askBody(masked)),
         h('form', { method: 'post', action: `/confirm?token=${encodeURIComponent(String(req.query.token))}` }, h('button', { type: 'submit' }, confirmText.button)),
       ]);
     } catch (error) {
@@ -104,18 +97,19 @@ export function confirmRouter(options: ConfirmOptions): Router {
     }
   });
 
-  router.post('/confirm', form, async (req, res) => {
+  router.post('/confirm', noReferrer, form, async (req, res) => {
     const checked = check(req);
     if (!checked.ok) return badLink(res, checked);
     try {
       // With WELCOME_EMAIL=on, the welcome is queued in the same transaction.
-      const result = await signup.confirm(checked.subscriberId, req.ip);
+      const result = await signup.confirm(checked.subscriberId, checked.version, req.ip);
       if (!result) return gone(res, true);
       if (result.activated) {
         logger.info({ subscriber: checked.subscriberId }, 'subscription confirmed');
-        return show(res, 200, confirmText.doneTitle, [h('p', null, confirmText.doneBody(result.email))]);
+        return show(res, 200, confirmText.doneTitle, [h('p', null, confirmText.doneBody(maskEmail(result.email)))]);
       }
-      if (result.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(result.email))]);
+      if (result.status === 'active') return show(res, 200, confirmText.alreadyTitle, [h('p', null, confirmText.alreadyBody(maskEmail(result.email)))]);
+      if (result.refused) logger.info({ subscriber: checked.subscriberId, status: result.status }, 'confirmation link made before the last change of state refused');
       return gone(res);
     } catch (error) {
       return unavailable(res, error);

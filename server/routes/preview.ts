@@ -18,7 +18,7 @@ import { pathsOf } from '../public-site.ts';
 import type { Publishing } from '../published-site.ts';
 import { createPageServer, type Renderer } from '../render.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../unsubscribe-token.ts';
-import { page, send } from '../small-page.ts';
+import { noReferrer, page, send } from '../small-page.ts';
 
 export interface PreviewOptions {
   publicSite: PublicSite;
@@ -81,7 +81,7 @@ export function previewRouter(options: PreviewOptions): Router {
     return { week, token: token as string };
   }
 
-  router.get('/preview/email', async (req, res) => {
+  router.get('/preview/email', noReferrer, async (req, res) => {
     const opened = weekOf(req, res);
     if (!opened) return;
     // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
@@ -104,6 +104,9 @@ export function previewRouter(options: PreviewOptions): Router {
 
   router.get('/{*path}', async (req, res, next) => {
     if (req.query.preview === undefined) return next();
+    // The address carries the token, whatever page answers it (a valid link opened on another page
+    // falls through to that page): none may pass it on in a Referer header.
+    res.set('Referrer-Policy', 'no-referrer');
     const opened = weekOf(req, res);
     if (!opened) return;
     const { week, token } = opened;

@@ -9,6 +9,7 @@ import { site } from '../../content/site.ts';
 import { maskEmail, verifyFreshLinkToken, FRESH_LINK_MINUTES, type FreshLink, type LinkPurpose } from '../link-tokens.ts';
 import type { LinkState } from '../store/subscriber-links.ts';
 import { dataExport, expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
+import { noReferrer } from '../small-page.ts';
 
 export const freshLinkText = {
   title: { download: 'Download your data', delete: 'Delete your data', resubscribe: 'Subscribe again' } satisfies Record<LinkPurpose, string>,
@@ -54,7 +55,7 @@ export function subscriptionLinkRouter(options: SubscriptionOptions): Router {
     show(res, 503, subscriptionText.unavailableTitle, [h('p', null, subscriptionText.unavailableBody)]);
   };
 
-  router.get('/subscription/link', async (req, res) => {
+  router.get('/subscription/link', noReferrer, async (req, res) => {
     const link = linkOf(req, res);
     if (!link) return;
     try {
@@ -71,7 +72,7 @@ export function subscriptionLinkRouter(options: SubscriptionOptions): Router {
     }
   });
 
-  router.post('/subscription/link', form, async (req, res) => {
+  router.post('/subscription/link', noReferrer, form, async (req, res) => {
     const link = linkOf(req, res);
     if (!link) return;
     try {

@@ -9,6 +9,7 @@ import type { SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 import { freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
 import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
+import { noReferrer } from '../small-page.ts';
 
 const ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -55,7 +56,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
     show(res, 503, subscriptionText.unavailableTitle, [h('p', null, subscriptionText.unavailableBody)]);
   };
 
-  router.get('/subscription', async (req, res) => {
+  router.get('/subscription', noReferrer, async (req, res) => {
     const id = idOf(req);
     if (!id) return invalid(res);
     try {
@@ -67,7 +68,7 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
     }
   });
 
-  router.post('/subscription', form, async (req, res) => {
+  router.post('/subscription', noReferrer, form, async (req, res) => {
     const id = idOf(req);
     if (!id) return invalid(res);
     const action = (req.body as { action?: unknown } | undefined)?.action;
@@ -90,22 +91,49 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
 
 
 /**
- * The buttons of the footer link's page. Unsubscribing acts at once; downloading, deleting and
- * (single mode) subscribing again only mail a fresh link to the address; in double mode, and for
- * a bounced or complained address in either, subscribing again mails a confirmation instead.
+ * The buttons of the footer link's page (and "Subscribe again" on the unsubscribe page, which posts
+ * here). Unsubscribing acts at once; downloading, deleting and (single mode) subscribing again only
+ * mail a fresh link to the address; in double mode, subscribing again makes the address pending
+ * and mails a confirmation, and for a bounced or complained address in either mode it mails a
+ * confirmation only. Every notice says what was sent: none claims an e-mail that did not go.
  * Returns the notice for the page.
  */
-function subscriptionActions({ store, secret, signup, mode, outbox, logger, now = () => new Date() }: SubscriptionOptions) {
+function subscriptionActions({ store, secret, keys, signup, mode, outbox, logger, now = () => new Date() }: SubscriptionOptions) {
+  /** Whether this subscriber may be mailed one more link this hour (counted when it may). */
+  async function mayMail(details: SubscriberDetails): Promise<boolean> {
+    const counted = await store.hitRateLimit(freshLinkThrottleKey(details.id, secret), 1, 60 * 60 * 1000, false);
+    return counted.points <= FRESH_LINKS_PER_HOUR;
+  }
+
   async function sendLink(purpose: LinkPurpose, details: SubscriberDetails): Promise<string> {
     const masked = maskEmail(details.email);
-    const counted = await store.hitRateLimit(freshLinkThrottleKey(details.id, secret), 1, 60 * 60 * 1000, false);
-    if (counted.points > FRESH_LINKS_PER_HOUR) return subscriptionText.linkRecentlySent(masked);
+    if (!(await mayMail(details))) return subscriptionText.linkRecentlySent(masked);
     const { nonce, expiresAt } = newFreshLink(now());
     // Queued in the outbox, made for the subscriber's link version at this moment.
     if (!(await store.requestLink(details.id, purpose, nonce, expiresAt))) return subscriptionText.expiredBody;
     outbox.wake();
     logger.info({ subscriber: details.id, purpose }, 'fresh link queued');
     return subscriptionText.linkSent(masked);
+  }
+
+  /**
+   * Double mode, from unsubscribed or pending: the owner's confirmation. An address that confirmed
+   * before always gets it (the 24-hour throttle protects strangers' inboxes, not a known owner's),
+   * within the same hourly limit as fresh links; one that never confirmed waits out the throttle.
+   */
+  async function ownerConfirmation(details: SubscriberDetails, req: Request): Promise<string> {
+    const masked = maskEmail(details.email);
+    if (!(await mayMail(details))) return subscriptionText.linkRecentlySent(masked);
+    const [mailboxHash] = await keys.addressHashes(details.email);
+    const result = await store.resubscribeByOwner(details.id, keys.networkHash(req.ip), mailboxHash!);
+    if (!result) return subscriptionText.expiredBody;
+    if (result.outcome === 'sent') {
+      outbox.wake();
+      logger.info({ subscriber: details.id }, 'confirmation queued for subscribe again');
+      return subscriptionText.confirmationSent;
+    }
+    if (result.outcome === 'throttled') return subscriptionText.confirmationThrottled(masked);
+    return result.status === 'active' ? subscriptionText.resubscribed : subscriptionText.nothingChanged;
   }
 
   return async (action: Action, details: SubscriberDetails, req: Request): Promise<string> => {
@@ -118,17 +146,13 @@ function subscriptionActions({ store, secret, signup, mode, outbox, logger, now 
         return sendLink(action, details);
       case 'resubscribe':
         if (details.status === 'active') return subscriptionText.resubscribed;
-        // Double mode: back to pending, with the confirmation e-mail (throttled by the database).
-        if (mode === 'double' && (details.status === 'unsubscribed' || details.status === 'pending')) {
-          await signup.signUp(details.email, details.source ?? '/', req.ip);
-          return subscriptionText.confirmationSent;
-        }
         // Bounced or complained: only the owner's confirmation brings it back, in either mode.
         if (details.status === 'bounced' || details.status === 'complained') {
-          await signup.resubscribe(details, req.ip);
-          return subscriptionText.confirmationSent;
+          const outcome = await signup.resubscribe(details, req.ip);
+          if (outcome === 'nothing_sent') return subscriptionText.confirmationThrottled(maskEmail(details.email));
+          return outcome === 'confirmation_sent' ? subscriptionText.confirmationSent : subscriptionText.resubscribed;
         }
-        return sendLink('resubscribe', details);
+        return mode === 'double' ? ownerConfirmation(details, req) : sendLink('resubscribe', details);
     }
   };
 }

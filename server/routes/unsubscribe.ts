@@ -3,6 +3,11 @@
 // or a mail client's RFC 8058 one-click request (body `List-Unsubscribe=One-Click`), both with the
 // signed token in the query string. Answers are short, complete HTML pages, never redirects.
 //
+// The token travels with every forwarded digest, so these pages follow the subscription page's
+// rule: the address is shown masked, and "Subscribe again" posts to that page's own button
+// (routes/subscription.ts), which mails a fresh link (single mode) or a confirmation (double mode)
+// to the address and changes nothing by itself.
+//
 // A valid token whose subscriber no longer exists (deleted at their request, or an unconfirmed
 // signup pruned) answers 410 "this link has expired": every link made for a deleted id says so,
 // and the outcome the reader wants (no more e-mail) already holds.
@@ -11,8 +16,9 @@ import { createElement as h, type ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore } from '../store/types.ts';
+import { maskEmail } from '../link-tokens.ts';
+import { noReferrer, page, send } from '../small-page.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
-import { page, send } from '../small-page.ts';
 
 export interface UnsubscribeOptions {
   store: SiteStore;
@@ -43,13 +49,13 @@ export const unsubscribeText = {
   home: `← Back to ${site.name}`,
 } as const;
 
-function resubscribeForm(email: string): ReactNode {
+/** "Subscribe again": the subscription page's own button, for the same token. */
+function resubscribeForm(token: string): ReactNode {
   return h(
     'form',
-    { method: 'post', action: '/api/subscribe' },
+    { method: 'post', action: `/subscription?token=${encodeURIComponent(token)}` },
     h('p', null, unsubscribeText.resubscribeLead),
-    h('input', { type: 'hidden', name: 'email', value: email }),
-    h('input', { type: 'hidden', name: 'source', value: '/' }),
+    h('input', { type: 'hidden', name: 'action', value: 'resubscribe' }),
     h('button', { type: 'submit', className: 'secondary' }, unsubscribeText.resubscribeButton),
   );
 }
@@ -74,7 +80,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
   // One-click posts a tiny form body; the token in the query string is what counts.
   const form = express.urlencoded({ limit: '1kb', extended: false, parameterLimit: 5 });
 
-  router.get('/unsubscribe', async (req, res) => {
+  router.get('/unsubscribe', noReferrer, async (req, res) => {
     const token = tokenOf(req);
     const id = verifyUnsubscribeToken(token, secret, previousSecrets);
     if (!id) return send(res, 400, invalidPage(home));
@@ -88,7 +94,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
           page({
             home,
             title: unsubscribeText.alreadyTitle,
-            children: [h('p', { key: 'body' }, unsubscribeText.alreadyBody(subscriber.email)), h('div', { key: 'form' }, resubscribeForm(subscriber.email))],
+            children: [h('p', { key: 'body' }, unsubscribeText.alreadyBody(maskEmail(subscriber.email))), h('div', { key: 'form' }, resubscribeForm(token as string))],
           }),
         );
       }
@@ -99,7 +105,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
           home,
           title: unsubscribeText.confirmTitle,
           children: [
-            h('p', { key: 'body' }, unsubscribeText.confirmBody(subscriber.email)),
+            h('p', { key: 'body' }, unsubscribeText.confirmBody(maskEmail(subscriber.email))),
             h(
               'form',
               { key: 'form', method: 'post', action: `/unsubscribe?token=${encodeURIComponent(token as string)}` },
@@ -114,8 +120,9 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
     }
   });
 
-  router.post('/unsubscribe', form, async (req, res) => {
-    const id = verifyUnsubscribeToken(tokenOf(req), secret, previousSecrets);
+  router.post('/unsubscribe', noReferrer, form, async (req, res) => {
+    const token = tokenOf(req);
+    const id = verifyUnsubscribeToken(token, secret, previousSecrets);
     if (!id) return send(res, 400, invalidPage(home));
     try {
       const removed = await store.removeSubscriber(id, 'unsubscribed');
@@ -128,7 +135,7 @@ export function unsubscribeRouter({ store, secret, previousSecrets = [], siteUrl
         page({
           home,
           title: unsubscribeText.doneTitle,
-          children: [h('p', { key: 'body' }, unsubscribeText.doneBody(subscriber.email)), h('div', { key: 'form' }, resubscribeForm(subscriber.email))],
+          children: [h('p', { key: 'body' }, unsubscribeText.doneBody(maskEmail(subscriber.email))), h('div', { key: 'form' }, resubscribeForm(token as string))],
         }),
       );
     } catch (error) {
