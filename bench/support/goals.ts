@@ -5,14 +5,16 @@ export interface Goal {
   /** What is measured, e.g. "p99 of signups". */
   what: string;
   value: number;
-  /** `≤` (at most) or `≥` (at least) the target. */
-  is: '≤' | '≥';
+  /** At most (`≤`), under (`<`) or at least (`≥`) the target. */
+  is: '≤' | '<' | '≥';
   target: number;
   unit?: string;
 }
 
 export function goalMet(goal: Goal): boolean {
-  return goal.is === '≤' ? goal.value <= goal.target : goal.value >= goal.target;
+  if (goal.is === '≤') return goal.value <= goal.target;
+  if (goal.is === '<') return goal.value < goal.target;
+  return goal.value >= goal.target;
 }
 
 const figure = (value: number) => (Number.isInteger(value) ? value.toLocaleString('en-US') : value.toLocaleString('en-US', { maximumFractionDigits: 2 }));
