@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { sitePaths } from '../server/app.ts';
 import { recordResults } from './support/results.ts';
+import { startEnv, startFlags } from './support/start-flags.ts';
 
 const TOTAL = Number(process.env.BENCH_MEMORY_REQUESTS ?? 100_000);
 const SAMPLE_EVERY = 10_000;
@@ -65,9 +66,10 @@ function requestMix(): autocannon.Request[] {
 
 export async function runMemoryBench(): Promise<void> {
   // The mode goes in the environment: bench-server.ts reads its first argument as a page path.
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url)], {
+  // npm start's memory flags and allocator settings, as production runs the server.
+  const child = spawn(process.execPath, [...startFlags(), '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url)], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-    env: { ...process.env, NODE_ENV: 'production', BENCH_MEMORY_SERVER: '1' },
+    env: { ...startEnv(), ...process.env, NODE_ENV: 'production', BENCH_MEMORY_SERVER: '1' },
   });
   try {
     const line = await new Promise<string>((resolve, reject) => {

@@ -1,10 +1,10 @@
-// The operator's report at 100,000 subscribers on PostgreSQL, and what its state-history trigger
-// costs a signup. Both compared within this run:
-// - report: the store's snapshot (one SQL function) and the whole `gather + render`, on a list of
-//   100,000 with a year of history, 10 recaps sent to ~80,000 each and 2,000 webhook events;
-// - signups: 20,000 concurrent single-mode signups (store.signUp, the batched path the API uses) with the
-//   statement-level trigger on, then off, alternating, as a ratio.
+// The operator's report on PostgreSQL at 100,000 and at 1,000,000 subscribers with a year of
+// history, 10 recaps sent to ~80,000 each and 2,000 webhook events: the store's snapshot (one SQL
+// function, the report's data) and the whole `gather + render` (what `npm run report` does).
+// Goals (issue 41): report data ≤ 1 s at both sizes; the whole report page ≤ 3 s at 1,000,000.
 //   npm run bench -- report
+// Knobs: BENCH_REPORT_SIZES (default 100000,1000000), BENCH_ROUNDS (default 3; medians),
+// BENCH_REPORT_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { recaps } from '../content/index.ts';
@@ -12,11 +12,10 @@ import { gatherReport } from '../jobs/report/gather.ts';
 import { renderReportHtml } from '../jobs/report/render.tsx';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { startOwnPostgres } from '../tests/support/own-postgres.ts';
-import { addSignup } from '../tests/support/store-ops.ts';
+import { goalLines, type Goal } from './support/goals.ts';
 import { recordResults } from './support/results.ts';
 
-const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 100_000);
-const SIGNUPS = Number(process.env.BENCH_SIGNUPS ?? 20_000);
+const SIZES = (process.env.BENCH_REPORT_SIZES ?? '100000,1000000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -28,44 +27,53 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-export async function runReportBench(): Promise<void> {
-  const loadBefore = loadavg()[0]!.toFixed(2);
+/** A year of list in set-based statements (generate_series, no loop over rows): signups over 52 weeks, a fifth of them gone a few weeks later. */
+async function seed(sql: ReturnType<typeof createPgClient>, subscribers: number): Promise<void> {
+  await sql.query(
+    `insert into public.email_signups (email, source, created_at)
+     select 'reader' || i || '@bench.test', (array['/', '/archive', '/about', '/weekly-recap-july-14'])[1 + i % 4],
+            now() - (i % 52) * interval '1 week'
+     from generate_series(1, $1::int) as i`,
+    [subscribers],
+  );
+  await sql.query(`update public.email_signups set unsubscribed_at = created_at + interval '3 weeks', unsubscribe_reason = (array['unsubscribed','bounced','complained'])[1 + (length(email) % 3)]
+                   where right(split_part(email, '@', 1), 1) in ('3', '7') and created_at < now() - interval '3 weeks'`);
+  await sql.query(`update public.subscriber_state_history h set changed_at = case when h.state = 'active' then s.created_at else s.unsubscribed_at end
+                   from public.email_signups s where s.id::text = h.subscriber_id`);
+  // The ten recaps in one statement: each sent to up to 80,000 of those subscribed by then.
+  await sql.query(
+    `insert into public.digest_deliveries (recap_date, subscriber_id, provider_message_id, sent_at)
+     select date '2025-07-14' - week * 7, s.id::text, 'msg-' || week || '-' || s.id, now() - week * interval '1 week'
+     from generate_series(0, 9) as week
+     cross join lateral (select id from public.email_signups where created_at < now() - week * interval '1 week' limit 80000) s`,
+  );
+  await sql.query(
+    `insert into public.email_events (svix_id, event_type, provider_message_id, subscriber_id, occurred_at)
+     select 'svix-' || n, case when n % 5 = 0 then 'email.complained' else 'email.bounced' end, provider_message_id, subscriber_id, now()
+     from (select row_number() over () as n, provider_message_id, subscriber_id from public.digest_deliveries limit 2000) d`,
+  );
+  await sql.query('vacuum analyze');
+}
+
+interface SizeResult {
+  subscribers: number;
+  seededMs: number;
+  history: number;
+  deliveries: number;
+  snapshotMs: number[];
+  wholeMs: number[];
+  weeks: number;
+}
+
+async function measure(subscribers: number): Promise<SizeResult> {
   const postgres = await startOwnPostgres({ maxConnections: 50 });
   const store = await openPostgresStore(postgres.url);
   const sql = createPgClient(postgres.url, { max: 2 });
   try {
-    // A year of list: signups spread over 52 weeks, a fifth of them gone a few weeks later.
-    const seeded = await timed(async () => {
-      await sql.query(
-        `insert into public.email_signups (email, source, created_at)
-         select 'reader' || i || '@bench.test', (array['/', '/archive', '/about', '/weekly-recap-july-14'])[1 + i % 4],
-                now() - (i % 52) * interval '1 week'
-         from generate_series(1, $1::int) as i`,
-        [SUBSCRIBERS],
-      );
-      await sql.query(`update public.email_signups set unsubscribed_at = created_at + interval '3 weeks', unsubscribe_reason = (array['unsubscribed','bounced','complained'])[1 + (length(email) % 3)]
-                       where right(split_part(email, '@', 1), 1) in ('3', '7') and created_at < now() - interval '3 weeks'`);
-      await sql.query(`update public.subscriber_state_history h set changed_at = case when h.state = 'active' then s.created_at else s.unsubscribed_at end
-                       from public.email_signups s where s.id::text = h.subscriber_id`);
-      for (let week = 0; week < 10; week++) {
-        await sql.query(
-          `insert into public.digest_deliveries (recap_date, subscriber_id, provider_message_id, sent_at)
-           select date '2025-07-14' - $1::int * 7, id::text, 'msg-' || $1 || '-' || id, now() - $1::int * interval '1 week'
-           from public.email_signups where created_at < now() - $1::int * interval '1 week' limit 80000`,
-          [week],
-        );
-      }
-      await sql.query(
-        `insert into public.email_events (svix_id, event_type, provider_message_id, subscriber_id, occurred_at)
-         select 'svix-' || n, case when n % 5 = 0 then 'email.complained' else 'email.bounced' end, provider_message_id, subscriber_id, now()
-         from (select row_number() over () as n, provider_message_id, subscriber_id from public.digest_deliveries limit 2000) d`,
-      );
-      await sql.query('analyze');
-    });
+    const seededMs = await timed(() => seed(sql, subscribers));
     const counts = await sql.query<{ history: number; deliveries: number }>(
       'select (select count(*)::int from public.subscriber_state_history) as history, (select count(*)::int from public.digest_deliveries) as deliveries',
     );
-
     const snapshotMs: number[] = [];
     const wholeMs: number[] = [];
     let weeks = 0;
@@ -78,39 +86,33 @@ export async function runReportBench(): Promise<void> {
         }),
       );
     }
-
-    // Signups with the trigger on and off, alternating, each on fresh addresses.
-    const signupMs = { on: [] as number[], off: [] as number[] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of ['on', 'off'] as const) {
-        await sql.query(`alter table public.email_signups ${mode === 'on' ? 'enable' : 'disable'} trigger email_signups_state_insert`);
-        const prefix = `signup-${mode}-${round}-`;
-        signupMs[mode].push(await timed(() => Promise.all(Array.from({ length: SIGNUPS }, (_, i) => addSignup(store, `${prefix}${i}@bench.test`, '/')))));
-      }
-    }
-    await sql.query('alter table public.email_signups enable trigger email_signups_state_insert');
-
-    const on = median(signupMs.on);
-    const off = median(signupMs.off);
-    await recordResults(
-      'Operator report at 100,000 subscribers; cost of the state-history trigger on signups',
-      'npm run bench -- report',
-      `PostgreSQL (own throwaway server, default settings). Load average ${loadBefore} at the start and ${loadavg()[0]!.toFixed(2)} at the end; the trigger ratio compares runs made side by side.
-
-Data: ${SUBSCRIBERS.toLocaleString('en-US')} subscribers over 52 weeks, ${counts.rows[0]!.history.toLocaleString('en-US')} state-history rows, ${counts.rows[0]!.deliveries.toLocaleString('en-US')} ledger rows (10 recaps), 2,000 webhook events; seeded in ${ms(seeded)}.
-
-| what | median of ${ROUNDS} | runs |
-|---|---|---|
-| \`store.reportSnapshot(52)\` (${weeks} weekly points) | ${ms(median(snapshotMs))} | ${snapshotMs.map(ms).join(', ')} |
-| whole report: gather + 4 Vega charts + HTML | ${ms(median(wholeMs))} | ${wholeMs.map(ms).join(', ')} |
-| ${SIGNUPS.toLocaleString('en-US')} concurrent signups, trigger on | ${ms(on)} (${Math.round(SIGNUPS / (on / 1000)).toLocaleString('en-US')}/s) | ${signupMs.on.map(ms).join(', ')} |
-| ${SIGNUPS.toLocaleString('en-US')} concurrent signups, trigger off | ${ms(off)} (${Math.round(SIGNUPS / (off / 1000)).toLocaleString('en-US')}/s) | ${signupMs.off.map(ms).join(', ')} |
-
-Signup time with the trigger / without: **${(on / off).toFixed(2)}×**.`,
-    );
+    console.error(`${subscribers.toLocaleString('en-US')} subscribers: seeded in ${ms(seededMs)}, data ${snapshotMs.map(ms).join(', ')}, whole ${wholeMs.map(ms).join(', ')}`);
+    return { subscribers, seededMs, ...counts.rows[0]!, snapshotMs, wholeMs, weeks };
   } finally {
     await sql.close();
     await store.close();
     await postgres.destroy();
   }
 }
+
+export async function runReportBench(): Promise<void> {
+  const loadBefore = loadavg()[0]!.toFixed(2);
+  const results: SizeResult[] = [];
+  for (const size of SIZES) results.push(await measure(size));
+  const n = (value: number) => value.toLocaleString('en-US');
+  const goals: Goal[] = results.flatMap((r) => [
+    { what: `report data at ${n(r.subscribers)}`, value: Math.round(median(r.snapshotMs)), is: '≤', target: 1000, unit: 'ms' } satisfies Goal,
+    ...(r.subscribers >= 1_000_000 ? [{ what: `whole report page at ${n(r.subscribers)}`, value: Math.round(median(r.wholeMs)), is: '≤', target: 3000, unit: 'ms' } satisfies Goal] : []),
+  ]);
+  const body = `PostgreSQL (a throwaway server per size, default settings). Load average ${loadBefore} at the start and ${loadavg()[0]!.toFixed(2)} at the end. Data per size: the subscribers over 52 weeks, a fifth of them gone three weeks later, 10 recaps sent to up to 80,000 each, 2,000 webhook events, seeded with set-based statements.
+
+| subscribers | state-history rows | ledger rows | seeded in | \`store.reportSnapshot(52)\`, median of ${ROUNDS} | whole report: gather + 4 Vega charts + HTML, median of ${ROUNDS} |
+|---|---|---|---|---|---|
+${results.map((r) => `| ${n(r.subscribers)} | ${n(r.history)} | ${n(r.deliveries)} | ${ms(r.seededMs)} | ${ms(median(r.snapshotMs))} (${r.snapshotMs.map(ms).join(', ')}) | ${ms(median(r.wholeMs))} (${r.wholeMs.map(ms).join(', ')}) |`).join('\n')}
+
+${goalLines(goals)}`;
+  if (process.env.BENCH_REPORT_PRINT_ONLY) console.log(body);
+  else await recordResults('Operator report at 100,000 and 1,000,000 subscribers', 'npm run bench -- report', body);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runReportBench();

@@ -1,38 +1,35 @@
 // What the production runtime costs a small host: the compiled server (`node dist/bin/server.js`,
 // as `npm start` and the container run it) on PostgreSQL and on the embedded PGlite, in one run:
-// time to first page (median of 5 starts), RSS at the first answer, RSS and heap after a full
-// collection at every 10,000 of 50,000 mixed requests (⅔ pages, ⅓ signups from ever new
-// addresses), the installed size of the production dependencies, and the digest CLI's peak RSS
-// at 100,000 subscribers.
+// the very first start, time to first page after a restart (median of 5 starts), and RSS after
+// 10,000 mixed requests (⅔ pages, ⅓ signups from ever new addresses), sampled every 10,000.
+// Goals (issue 41): RSS after 10,000 requests ≤ 120 MB on PostgreSQL, ≤ 256 MB on PGlite; first page
+// after a restart ≤ 0.6 s on PostgreSQL, ≤ 1.0 s on PGlite; very first start ≤ 2 s.
 //   npm run bench -- runtime
-// Knobs: BENCH_RUNTIME_REQUESTS (default 50000), BENCH_RUNTIME_RUNS (load runs per store, each on a
-// fresh server; default 3, the figures are their medians), BENCH_RUNTIME_DIGEST (subscribers, default 100000;
-// 0 skips it), BENCH_RUNTIME_STORES (PostgreSQL,PGlite), BENCH_RUNTIME_NODE_FLAGS (instead of the
-// start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
+// Knobs: BENCH_RUNTIME_REQUESTS (default 10000), BENCH_RUNTIME_RUNS (load runs per store, each on a
+// fresh server; default 3, the figures are their medians), BENCH_RUNTIME_STORES (PostgreSQL,PGlite),
+// BENCH_RUNTIME_NODE_FLAGS (instead of the start script's), BENCH_RUNTIME_PRINT_ONLY=1 (print
+// instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { recaps } from '../content/index.ts';
 import { sitePaths } from '../server/app.ts';
-import { startFakeResend } from '../tests/support/fake-resend.ts';
-import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
+import { startOwnPostgres } from '../tests/support/own-postgres.ts';
 import { freePort } from '../tests/support/ports.ts';
-import { lateV8Flags } from '../server/late-v8-flags.ts';
+import { goalLines, type Goal } from './support/goals.ts';
 import { recordResults } from './support/results.ts';
 import { startEnv, startFlags } from './support/start-flags.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = 'dist/bin/server.js';
-const TOTAL = Number(process.env.BENCH_RUNTIME_REQUESTS ?? 50_000);
-const SAMPLE_EVERY = 10_000;
+const TOTAL = Number(process.env.BENCH_RUNTIME_REQUESTS ?? 10_000);
+// Every 10,000 requests (the goal's point), or once at the end of a shorter run.
+const SAMPLE_EVERY = Math.min(10_000, TOTAL);
 const STARTS = 5;
 const LOAD_RUNS = Number(process.env.BENCH_RUNTIME_RUNS ?? 3);
-const DIGEST_SUBSCRIBERS = Number(process.env.BENCH_RUNTIME_DIGEST ?? 100_000);
 const CONNECTIONS = 20;
 const MiB = 2 ** 20;
 const FIRST_PAGE = '/weekly-recap-july-14';
@@ -50,12 +47,10 @@ const ALLOCATOR_PREFIX = Object.entries(ALLOCATOR_ENV).map(([name, value]) => `$
 // Loaded into the measured server only for the load run (never for the timed starts): answers
 // 'sample' over the IPC channel with its memory after a full collection (needs --expose-gc).
 const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='sample')return;globalThis.gc();const u=process.memoryUsage();process.send({heapUsed:u.heapUsed,heapTotal:u.heapTotal,external:u.external,arrayBuffers:u.arrayBuffers,rssAfterGc:u.rss})})`;
-// The digest job's own high-water mark, written as it exits.
-// VmHWM of its own memory map: resourceUsage().maxRSS would carry this bench's RSS over the fork and exec.
-const REPORT_MAX_RSS = `data:text/javascript,import{readFileSync}from'node:fs';process.on('exit',()=>process.stderr.write('\\nmaxRSS '+/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]+'\\n'))`;
-
 interface Target {
   name: string;
+  /** MiB after 10,000 requests, and seconds to the first page after a restart (issue 41). */
+  goals: { rssMiB: number; restartSeconds: number };
   env: Record<string, string>;
   /** For an embedded database: the settings of a fresh data directory, to time more very first starts. */
   freshDataDir?: (n: number) => Record<string, string>;
@@ -232,60 +227,14 @@ async function measureTarget(target: Target): Promise<TargetResult> {
   return { name: target.name, firstStartsMs, startsMs: starts.map((s) => s.msToFirstPage), rssAtFirstAnswer: starts.map((s) => s.rssAtFirstAnswer), loadRuns };
 }
 
-/** `npm ci` of the manifest and lock into an empty directory; MiB on disk (du) and apparent. */
-function installedSize(omit: string[]): { disk: number; apparent: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'launched-weekly-prod-install-'));
-  try {
-    copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    copyFileSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
-    execFileSync('npm', ['ci', ...omit.map((o) => `--omit=${o}`), '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'ignore' });
-    const du = (flags: string[]) => Number(execFileSync('du', ['-sk', ...flags, join(dir, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]) / 1024;
-    return { disk: du([]), apparent: du(['--apparent-size']) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function digestPeakRss(postgres: OwnPostgres): Promise<{ maxRssMiB: number; sent: number; seconds: number; flags: string[] }> {
-  const flags = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.digest!.match(/--max-[\w-]+=\d+/g) ?? [];
-  const sql = new pg.Client({ connectionString: postgres.url });
-  await sql.connect();
-  const fake = await startFakeResend();
-  fake.keepBodies = false;
-  try {
-    await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks');
-    await sql.query(`insert into public.email_signups (email, source) select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`, [DIGEST_SUBSCRIBERS]);
-    await sql.query('vacuum analyze public.email_signups');
-    const recap = recaps[0]!.date;
-    const child = spawn(process.execPath, [...flags, '--import', REPORT_MAX_RSS, 'dist/bin/digest.js', '--json', '--recap', recap], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'production',
-        DATABASE_URL: postgres.url,
-        RESEND_API_KEY: 're_bench_runtime',
-        RESEND_BASE_URL: fake.url,
-        MAIL_FROM: 'Launched Weekly <digest@launchedweekly.com>',
-        UNSUBSCRIBE_SECRET: 'bench-runtime-secret-0123456789abcdef012345',
-        SITE_URL: 'https://bench.launchedweekly.com',
-        RESEND_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const maxRss = /maxRSS (\d+)/.exec(stderr);
-    if (code !== 0 || !maxRss) throw new Error(`digest exited with ${code}:\n${stderr}\n${stdout}`);
-    const report = JSON.parse(stdout) as { sent: number; durationMs: number };
-    if (report.sent !== DIGEST_SUBSCRIBERS) throw new Error(`digest sent ${report.sent} of ${DIGEST_SUBSCRIBERS}`);
-    return { maxRssMiB: Number(maxRss[1]) / 1024, sent: report.sent, seconds: report.durationMs / 1000, flags };
-  } finally {
-    await fake.close();
-    await sql.end();
-  }
+/** The issue's goals for one store, from its medians. */
+function goalsOf(r: TargetResult, target: Target): Goal[] {
+  const atTenThousand = r.loadRuns.map((samples) => samples.find((s) => s.requests === SAMPLE_EVERY)!.rss);
+  return [
+    { what: `${r.name}: RSS after ${SAMPLE_EVERY.toLocaleString('en')} mixed requests`, value: Math.round(median(atTenThousand)), is: '≤', target: target.goals.rssMiB, unit: 'MiB' },
+    { what: `${r.name}: first page after a restart`, value: median(r.startsMs) / 1000, is: '≤', target: target.goals.restartSeconds, unit: 's' },
+    { what: `${r.name}: very first start`, value: median(r.firstStartsMs) / 1000, is: '≤', target: 2, unit: 's' },
+  ];
 }
 
 export async function runRuntimeBench(): Promise<void> {
@@ -296,6 +245,7 @@ export async function runRuntimeBench(): Promise<void> {
     const targets: Target[] = [
       {
         name: 'PostgreSQL',
+        goals: { rssMiB: 120, restartSeconds: 0.6 },
         env: {
           NODE_ENV: 'production',
           DATABASE_URL: postgres.url,
@@ -309,15 +259,15 @@ export async function runRuntimeBench(): Promise<void> {
       },
       // Production refuses the embedded database, so it runs as `npm start` runs it on a fresh
       // clone; the same JSON log lines (pretty ones cost more) go to the same pipe.
-      { name: 'PGlite', env: { NODE_ENV: 'development', DATA_DIR: join(dataDir, 'pglite') }, freshDataDir: (n) => ({ DATA_DIR: join(dataDir, `pglite-fresh-${n}`) }) },
+      { name: 'PGlite', goals: { rssMiB: 256, restartSeconds: 1.0 }, env: { NODE_ENV: 'development', DATA_DIR: join(dataDir, 'pglite') }, freshDataDir: (n) => ({ DATA_DIR: join(dataDir, `pglite-fresh-${n}`) }) },
     ];
     const results: TargetResult[] = [];
-    for (const target of targets.filter((t) => STORES.includes(t.name))) results.push(await measureTarget(target));
-    const digest = DIGEST_SUBSCRIBERS > 0 ? await digestPeakRss(postgres) : null;
-    if (digest) console.error(`digest: ${digest.sent} sent in ${digest.seconds.toFixed(1)} s, peak RSS ${digest.maxRssMiB.toFixed(0)} MiB`);
-    const skipInstall = process.env.BENCH_RUNTIME_INSTALL === '0';
-    const omitDev = skipInstall ? { disk: NaN, apparent: NaN } : installedSize(['dev']);
-    const omitDevOptional = skipInstall ? { disk: NaN, apparent: NaN } : installedSize(['dev', 'optional']);
+    const goals: Goal[] = [];
+    for (const target of targets.filter((t) => STORES.includes(t.name))) {
+      const result = await measureTarget(target);
+      results.push(result);
+      goals.push(...goalsOf(result, target));
+    }
     const loadAfter = loadavg().map((l) => l.toFixed(1)).join(' ');
 
     const f = (n: number) => n.toFixed(0);
@@ -336,7 +286,7 @@ export async function runRuntimeBench(): Promise<void> {
           `${r.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s):\n${r.loadRuns.map((samples, run) => `- run ${run + 1}: ${samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}`).join('\n')}\n\n${r.firstStartsMs.length > 1 ? `Very first start on a fresh data directory (creating the database), median of ${r.firstStartsMs.length}: ${(median(r.firstStartsMs) / 1000).toFixed(2)} s (${r.firstStartsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')})` : `First start (creating the schema): ${(r.firstStartsMs[0]! / 1000).toFixed(2)} s`}.`,
       )
       .join('\n\n');
-    const body = `\`${ALLOCATOR_PREFIX}node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the environment, flags and file of \`npm start\` and the image's ENV and CMD; no TypeScript loader; the server then sets \`${lateV8Flags('postgres').join(' ')}\` on itself, and for PGlite \`${lateV8Flags('pglite').join(' ')}\`, server/late-v8-flags.ts) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
+    const body = `\`${ALLOCATOR_PREFIX}node ${NODE_FLAGS.join(' ')} ${SERVER}\` (the environment, flags and file of \`npm start\` and the image's ENV and CMD; no TypeScript loader) as a child process, HOST 127.0.0.1, DIGEST_CRON=off, request logs at info into a pipe; PostgreSQL 15 of the bench's own (fsync off) with NODE_ENV=production, PGlite in a fresh DATA_DIR with NODE_ENV=development (production refuses the embedded database). Time to first page: from spawning node to the first 200 of \`${FIRST_PAGE}\` (polled every 10 ms), ${STARTS} restarts on an existing database (24 weeks of content). RSS from /proc/PID/status. The load run adds \`--expose-gc\` and a probe that answers with the heap after a full collection; autocannon, ${CONNECTIONS} connections, ⅔ page views across all ${sitePaths().size} pages, ⅓ signups (\`POST /api/subscribe\`, each a new address from a new client address via X-Forwarded-For, TRUST_PROXY=1). One-minute, five-minute and fifteen-minute load average: ${loadBefore} before, ${loadAfter} after.
 
 ${LOAD_RUNS} load runs per store, each on a fresh server; the RSS and growth columns give their median, then each run's figure.
 
@@ -346,11 +296,9 @@ ${rows.join('\n')}
 
 ${detail}
 
-Production dependencies installed (\`npm ci\` of package.json + lock into an empty directory, --ignore-scripts): \`--omit=dev\` ${f(omitDev.disk)} MiB on disk (${f(omitDev.apparent)} MiB apparent); \`--omit=dev --omit=optional\` (what the image keeps: \`npm prune --omit=dev --omit=optional\`) ${f(omitDevOptional.disk)} MiB on disk (${f(omitDevOptional.apparent)} MiB apparent).
-
-${digest ? `Digest CLI (\`node ${digest.flags.join(' ')} dist/bin/digest.js --json\`, PostgreSQL, tests/support/fake-resend.ts): ${digest.sent.toLocaleString('en')} subscribers sent in ${digest.seconds.toFixed(1)} s, peak RSS (its VmHWM as it exits) **${f(digest.maxRssMiB)} MiB**.` : ''}`;
+${goalLines(goals)}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);
-    else await recordResults('Runtime: compiled server, memory, start-up, install size', `${['BENCH_RUNTIME_REQUESTS', 'BENCH_RUNTIME_RUNS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')}npm run bench -- runtime`, body);
+    else await recordResults('Runtime: compiled server, memory, start-up', `${['BENCH_RUNTIME_REQUESTS', 'BENCH_RUNTIME_RUNS'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')}npm run bench -- runtime`, body);
   } finally {
     await postgres.destroy();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,9 +1,10 @@
-// The web server: `start` is called by bin/server.ts (from source: `npm run dev`, the tests) or by
-// bin/compiled-server.ts (the build's dist/bin/server.js, which also hands it the code cache).
+// The web server: `start` is called by bin/server.ts (from source: `npm run dev`, the tests; built:
+// dist/bin/server.js) once Node's compile cache is on.
 // Start-up in three steps: parse the configuration, build the app from its dependencies (the store
 // opening meanwhile), listen; then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish
 // in-flight requests, close the store) within a bound.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { flushCompileCache } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
@@ -15,8 +16,6 @@ import { createMailer } from '../server/mail/index.ts';
 import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
 import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
 import { openStore, StoreLockedError, storeWhenOpen, type Store } from '../server/store/index.ts';
-import { setLateV8Flags, withStartV8Flags } from '../server/late-v8-flags.ts';
-import type { StoreConfig } from '../server/config.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
 // that, the store and a running digest batch the rest.
@@ -24,31 +23,12 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const DRAIN_MS = 7_000;
 const devMode = process.argv.includes('--dev');
 
-/** The compiled server's cache of its own compiled code (bin/compiled-server.ts says why). */
-export interface CodeCache {
-  /** What this start found: a cache V8 took, one it refused (spoilt, or made by another V8), none, or no cache directory. */
-  status: 'accepted' | 'rejected' | 'absent' | 'off';
-  /** Whether the next start needs one written: none was taken, and there is a directory to write it to. */
-  wanted: boolean;
-  /**
-   * Writes the cache for the next start from the code V8 has compiled so far. `underStartFlags`
-   * runs V8's serialiser with the V8 flags the next start compiles under. False when the flags
-   * could not be put back, so nothing was written.
-   */
-  save(underStartFlags: <T>(make: () => T) => T): boolean;
-}
-
-export interface StartOptions {
-  codeCache?: CodeCache;
-}
-
-export async function start({ codeCache }: StartOptions = {}) {
+export async function start() {
   readDotEnv();
   const config = await configOrExit('Launched Weekly cannot start');
   const logger = createLogger({ level: config.logLevel, pretty: config.env !== 'production' });
   for (const warning of config.warnings) logger.warn(warning);
 
-  setLateV8Flags(config.store.kind);
   // The store opens while the renderer loads and the server starts listening: pages need no
   // database, so a restart serves them while PGlite boots (most of its start) or the pool connects,
   // and a request that needs the store waits for the open. A store that cannot open stops the
@@ -94,9 +74,11 @@ export async function start({ codeCache }: StartOptions = {}) {
       `Launched Weekly on http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port} (${config.env}, ${dev ? 'Vite dev server' : 'built site'})`,
     );
     if (config.defaultsUsed.length > 0) logger.info(`Defaults in use: ${config.defaultsUsed.join('; ')}`);
+    // Node writes its compile cache at a clean exit; written now too, the next start has it even
+    // when this process ends by SIGKILL or a crash. What loads later is added at exit.
+    flushCompileCache();
   }, () => {});
   answerClientErrors(server);
-  if (codeCache) saveCodeCacheAfterFirstPage({ server, codeCache, store: config.store.kind, logger });
   server.on('error', (error) => {
     logger.fatal({ err: error }, `Cannot listen on ${config.host}:${config.port}: ${error.message}`);
     process.exit(1);
@@ -122,32 +104,6 @@ export async function start({ codeCache }: StartOptions = {}) {
   }
 
   installShutdown({ server, store, logger, closeDev: dev?.close, scheduler, outbox: app.outbox });
-}
-
-/**
- * Once the first page has been answered (rendered, compressed and sent), V8 has compiled what a
- * start and a page need: that code is cached for the next start, unless the cache this start used
- * is already current. Made once per build and V8 flag set; the serialiser holds the event loop
- * for ~30 ms that one time. A cache that cannot be written costs nothing but the next start's
- * speed, so it is a warning, never a stop.
- */
-function saveCodeCacheAfterFirstPage({ server, codeCache, store, logger }: { server: Server; codeCache: CodeCache; store: StoreConfig['kind']; logger: Logger }) {
-  logger.debug(`Code cache: ${codeCache.status}`);
-  if (!codeCache.wanted) return;
-  let saved = false;
-  const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
-    res.once('finish', () => {
-      if (saved || res.statusCode !== 200 || !String(res.getHeader('content-type')).startsWith('text/html')) return;
-      saved = true;
-      server.off('request', onRequest);
-      try {
-        if (codeCache.save((make) => withStartV8Flags(store, make))) logger.debug('Code cache: written for the next start');
-      } catch (error) {
-        logger.warn({ err: error }, 'The code cache for the next start could not be written; starts compile the server as before');
-      }
-    });
-  };
-  server.on('request', onRequest);
 }
 
 interface Running {

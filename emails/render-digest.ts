@@ -1,7 +1,7 @@
 // Turns a recap into the Monday e-mail's HTML and plain-text parts. Every subscriber's copy differs
 // only in the unsubscribe link, so a run renders the template once per recap and then swaps a
 // marker for each subscriber's link: thousands of copies cost string replaces, not React renders.
-import { render } from '@react-email/render';
+import { render } from '@react-email/components';
 import { createElement } from 'react';
 import type { Recap } from '../content/schema.ts';
 import { weekTitle } from '../content/text.ts';

@@ -1,6 +1,6 @@
 // The one-off e-mails a subscriber gets outside the Monday digest (confirmation, welcome):
 // rendered per message, HTML and plain text, in the digest's one-byte form.
-import { render } from '@react-email/render';
+import { render } from '@react-email/components';
 import { createElement, type FunctionComponent } from 'react';
 import { plainTextSpelling, toLatin1Html, type RenderedEmail } from './render-digest.ts';
 

@@ -5,12 +5,10 @@
 // runs on, so the compiled code is the code the tests and `npm run dev` run.
 //
 // Adding a compiled CLI is one line in ENTRIES (and a package.json script `node dist/bin/NAME.js`).
-// The web server's own code is built once more, as one CommonJS file (SERVER_APP): its entry point
-// compiles that file with a code cache of its own (bin/compiled-server.ts says why).
-import { build, type BuildOptions, type Plugin } from 'esbuild';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { build, type Plugin } from 'esbuild';
+import { readFile, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { basename, posix, relative } from 'node:path';
+import { posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContentError } from '../content/validate.ts';
 
@@ -19,7 +17,7 @@ export const OUT_DIR = 'dist/bin';
 
 /** dist/bin/NAME.js ← source. Every file these import from the repository is bundled in. */
 export const ENTRIES: Record<string, string> = {
-  server: 'bin/compiled-server.ts',
+  server: 'bin/server.ts',
   digest: 'bin/digest.ts',
   migrate: 'bin/migrate.ts',
   subscribers: 'bin/subscribers.ts',
@@ -51,12 +49,9 @@ const sourceLocation: Plugin = {
 
 /**
  * What stays an `import` of node_modules at run time. Every other production dependency is bundled
- * into dist/bin/, for the start-up and the memory of the running server: resolved from
- * node_modules, Express and the rest load ~220 CommonJS files, and finding them (package.json
- * lookups, stats, one compile each) was a fifth of the server's start-up CPU (bench/RESULTS.md,
- * "Start-up on a slower machine"); zod loaded from node_modules also brings all 64 of its locale
- * files (0.34 MB resident for good), of which the bundle keeps only what is imported. They all stay
- * in dependencies, so the unbundled `npm run dev` and the tests find them.
+ * into dist/bin/: resolved from node_modules, Express and the rest load ~220 CommonJS files, and
+ * finding them (package.json lookups, stats, one compile each) was a fifth of the server's start-up
+ * CPU. They all stay in dependencies, so the unbundled `npm run dev` and the tests find them.
  * - PGlite locates its WebAssembly module and data files next to its own code.
  * - React, React DOM and React Router are shared with the built renderer (dist/server/), which
  *   imports them from node_modules: one copy of React per process.
@@ -107,64 +102,30 @@ const recapsAsData: Plugin = {
   },
 };
 
-/** The web server's code, which bin/compiled-server.ts (the `server` entry) loads. */
-const SERVER_APP = 'bin/serve.ts';
-
-const common: BuildOptions = {
-  absWorkingDir: root,
-  outdir: OUT_DIR,
-  bundle: true,
-  platform: 'node',
-  target: 'node24',
-  external: externals(),
-  jsx: 'automatic',
-  sourcemap: 'linked',
-  // Stack traces in production logs keep the source's function names.
-  keepNames: true,
-  minify: false,
-  logLevel: 'warning',
-  plugins: [sourceLocation, withoutNodeCanvas, recapsAsData],
-};
-
-/**
- * esbuild escapes every character outside ASCII in code, but not in the comments it keeps; one such
- * character makes V8 hold the whole 5 MB source as a two-byte string, twice the memory for the life
- * of the server (bench/RESULTS.md). What is left to escape is in comments, so the program is the same.
- */
-function asciiOnly(source: string): string {
-  return source.replace(/[^\0-\x7f]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 export async function buildNode(): Promise<void> {
   // Chunk names are content hashes: without a clean start, every build would leave the last one's behind.
   await rm(`${root}/${OUT_DIR}`, { recursive: true, force: true });
-  // One CommonJS file, which a vm.Script can compile with cached data (an ES module cannot be
-  // given any). Its name carries a hash of its content, which keys its code cache.
-  const app = await build({
-    ...common,
-    entryPoints: { 'server-app': SERVER_APP },
-    entryNames: '[name]-[hash]',
-    format: 'cjs',
-    outExtension: { '.js': '.cjs' },
-    // import() inside a vm.Script needs an experimental vm option; require() loads the same
-    // modules (the built renderer, an ES module, through Node's require of ES modules).
-    supported: { 'dynamic-import': false },
-    define: { 'import.meta.url': '__import_meta_url' },
-    banner: { js: "var __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
-    metafile: true,
-  });
-  const appFile = Object.keys(app.metafile.outputs).find((file) => file.endsWith('.cjs'));
-  if (!appFile) throw new Error(`esbuild wrote no CommonJS file for ${SERVER_APP}`);
-  await writeFile(`${root}/${appFile}`, asciiOnly(await readFile(`${root}/${appFile}`, 'utf8')));
   await build({
-    ...common,
+    absWorkingDir: root,
+    outdir: OUT_DIR,
     entryPoints: Object.entries(ENTRIES).map(([out, source]) => ({ in: source, out })),
+    bundle: true,
+    // One copy of the code the entry points share; bin/server.ts's dynamic import of the server
+    // becomes a chunk loaded after Node's compile cache is on.
     splitting: true,
     chunkNames: 'chunk-[hash]',
     format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    external: externals(),
+    jsx: 'automatic',
+    sourcemap: 'linked',
+    // Stack traces in production logs keep the source's function names.
+    keepNames: true,
+    logLevel: 'warning',
+    plugins: [sourceLocation, withoutNodeCanvas, recapsAsData],
     // Bundled CommonJS (html-to-text's) may call require(); ESM has none of its own.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    define: { SERVER_APP_FILE: JSON.stringify(basename(appFile)) },
   });
 }
 

@@ -13,8 +13,7 @@ export async function loadBuiltRenderer(): Promise<Renderer> {
   const template = await readFile(`${CLIENT_DIST}/index.html`, 'utf8').catch(() => {
     throw new Error('The site is not built: dist/client/index.html is missing. Run `npm run build` (npm start does it for you).');
   });
-  // By path, not URL: the compiled server's bundle turns import() into require() (scripts/build-node.ts).
-  const entry = (await import(fileURLToPath(SERVER_ENTRY))) as Pick<Renderer, 'renderApp'>;
+  const entry = (await import(SERVER_ENTRY.href)) as Pick<Renderer, 'renderApp'>;
   const inlined = await inlineStylesheets(template);
   return { renderApp: entry.renderApp, template: async () => inlined, cacheable: true };
 }

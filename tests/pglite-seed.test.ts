@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, type Migration } from '../server/store/migrate.ts';
 import { openPGliteStore, seedFor, seedPath } from '../server/store/pglite.ts';
+import { buildPGliteSeed } from '../scripts/pglite-seed.ts';
 
 async function systemIdentifier(db: PGlite): Promise<string> {
   const { rows } = await db.query<{ id: string }>('select system_identifier::text as id from pg_control_system()');
@@ -56,4 +57,24 @@ describe('the embedded database from the build-time image', () => {
     expect(await seedFor(fresh, migrations.slice(0, -1))).toBeUndefined();
     expect(await seedFor(join(dir, 'fresh', 'db'), migrations)).toBeUndefined();
   });
+
+  // initdb draws a new system identifier every time: the same one twice means the image was copied, not made again.
+  it('a second build copies the image from its cache; without the cache it is made anew', async () => {
+    const seedDir = join(dir, 'build-seed');
+    const cacheDir = join(dir, 'build-cache');
+    const identifierOf = async (path: string) => {
+      const db = new PGlite({ loadDataDir: new Blob([readFileSync(path)]) });
+      try {
+        return await systemIdentifier(db);
+      } finally {
+        await db.close();
+      }
+    };
+    const first = await identifierOf(await buildPGliteSeed({ seedDir, cacheDir }));
+    const second = await identifierOf(await buildPGliteSeed({ seedDir, cacheDir }));
+    expect(second).toBe(first);
+    await rm(cacheDir, { recursive: true, force: true });
+    const remade = await identifierOf(await buildPGliteSeed({ seedDir, cacheDir }));
+    expect(remade).not.toBe(first);
+  }, 60_000);
 });

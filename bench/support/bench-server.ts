@@ -7,14 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { setLateV8Flags } from '../../server/late-v8-flags.ts';
 import { createApp } from '../../server/app.ts';
 import { createLogger } from '../../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 
-// The V8 flags the production server sets on itself after its command line's.
-setLateV8Flags('pglite');
 const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-'));
 const store = await openPGliteStore(join(dir, 'data'));
 // Production logs one JSON line per request; the bench pays that cost too, into a sink.

@@ -1,10 +1,7 @@
 // The document every e-mail is: html/head/body (React Email's, which add the doctype and the
 // charset and viewport metas), the grey page and the centred white column, with the brand line at
 // its top. A template passes only what is its own.
-import { Body } from '@react-email/body';
-import { Container } from '@react-email/container';
-import { Head } from '@react-email/head';
-import { Html } from '@react-email/html';
+import { Body, Container, Head, Html } from '@react-email/components';
 import type { ReactNode } from 'react';
 import { site } from '../../content/site.ts';
 import { frameStyles, type ColumnWidth } from './styles.ts';
