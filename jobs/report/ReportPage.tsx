@@ -4,6 +4,7 @@
 import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
+import { ClicksSection } from './ClicksSection.tsx';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
 import type { SetupCheck } from './setup-checks.ts';
 
@@ -22,6 +23,7 @@ th,td{text-align:right;padding:4px 6px;border-bottom:1px solid #eceff1}th:first-
 .chart svg{max-width:100%;height:auto}
 .check-pass::before{content:"✓ ";color:#2e7d32}.check-warn::before{content:"! ";color:#ef6c00}.check-fail::before{content:"✗ ";color:#c62828}
 ul.checks{padding-left:0;list-style:none}
+details{margin-top:10px}summary{cursor:pointer;font-weight:600}
 `;
 
 const number = (n: number) => n.toLocaleString('en-US');
@@ -306,6 +308,8 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           <SourcesSection sources={snapshot.sources} svg={charts.sources} />
 
           <SendsSection sends={sends} svg={charts.rates} />
+
+          <ClicksSection engagement={data.engagement} charts={charts} />
 
           <Section
             id="mail-outbox"
