@@ -2,14 +2,8 @@
 // clicks, click rate), its launches ranked by clicks, and the launches clicked most across the
 // weeks shown. Rendered into the static report page (jobs/report/ReportPage.tsx).
 import type { Engagement, WeekEngagement } from './engagement.ts';
+import { Chart, number, percent } from './page-kit.tsx';
 
-const number = (n: number) => n.toLocaleString('en-US');
-const percent = (r: number) => `${(r * 100).toFixed(2)} %`;
-
-function ChartFigure({ svg, label }: { svg: string | null; label: string }) {
-  if (!svg) return <p className="muted">Nothing to chart yet.</p>;
-  return <figure className="chart" role="group" aria-label={label} style={{ margin: 0 }} dangerouslySetInnerHTML={{ __html: svg }} />;
-}
 
 function WeeksTable({ weeks }: { weeks: readonly WeekEngagement[] }) {
   return (
@@ -72,7 +66,7 @@ function TopLaunches({ engagement, svg }: { engagement: Engagement; svg: string 
   return (
     <>
       <h3 style={{ fontSize: 16, marginBottom: 0 }}>The launches readers clicked most</h3>
-      <ChartFigure svg={svg} label="The most clicked launches across the weeks shown" />
+      <Chart svg={svg} label="The most clicked launches across the weeks shown" />
       {engagement.topLaunches.length > 0 ? (
         <table id="top-launches">
           <thead>
@@ -102,7 +96,7 @@ export function ClicksSection({ engagement, charts }: { engagement: Engagement; 
     <section id="clicks" aria-labelledby="clicks-title">
       <h2 id="clicks-title">What readers clicked</h2>
       <p className="lede">Each sent recap’s reach, and which of its launches readers went to see.</p>
-      <ChartFigure svg={charts.clicks} label="Clicks per recap" />
+      <Chart svg={charts.clicks} label="Clicks per recap" />
       <WeeksTable weeks={engagement.weeks} />
       {engagement.weeks.length === 0 ? <p className="muted">No recap has been sent yet.</p> : null}
       <p className="muted">Delivered and opened: counted from Resend’s webhook events, by the message’s recap tag; 0 while the webhook or the tracking is off.</p>

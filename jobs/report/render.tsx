@@ -2,7 +2,8 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { renderCharts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData } from './gather.ts';
-import { percent, ReportPage } from './ReportPage.tsx';
+import { percent } from './page-kit.tsx';
+import { ReportPage } from './ReportPage.tsx';
 
 export async function renderReportHtml(data: ReportData): Promise<string> {
   const charts = await renderCharts(data);
