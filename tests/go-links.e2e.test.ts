@@ -111,11 +111,15 @@ for (const backend of sqlBackends) {
         timezone: 'UTC',
         ...options,
       });
-    const go = (path: string, init: RequestInit & { from?: string; agent?: string } = {}) =>
+    const go = (path: string, init: RequestInit & { from?: string; agent?: string; prefetch?: boolean } = {}) =>
       fetch(`${server.url}${path}`, {
         redirect: 'manual',
         ...init,
-        headers: { 'user-agent': init.agent ?? READER_AGENT, ...(init.from ? { 'x-forwarded-for': init.from } : {}) },
+        headers: {
+          'user-agent': init.agent ?? READER_AGENT,
+          ...(init.from ? { 'x-forwarded-for': init.from } : {}),
+          ...(init.prefetch ? { 'sec-purpose': 'prefetch' } : {}),
+        },
       });
     const clicksOf = async (entry: string) => (await store.engagementCounts()).clicks.find((row) => row.recapDate === WEEK.date && row.entry === entry)?.clicks ?? 0;
 
@@ -197,7 +201,7 @@ for (const backend of sqlBackends) {
       expect(response.headers.get('location')).toBe(linkedBefore(WEEK, server.url, '1'));
     });
 
-    it('counts clicks per week and entry: 10 addresses 10, one address 5 times 1, HEAD and robots 0; no row names a reader, token or address', async () => {
+    it('counts clicks per week and entry: 10 addresses 10, one address 5 times 1, HEAD, robots and prefetches 0; no row names a reader, token or address', async () => {
       for (const email of READERS) await addSignup(store, email, '/');
       const ids = await Promise.all(READERS.map(async (email) => (await store.findSubscriberByEmail(email))!.id));
       expect(await digest()).toMatchObject({ outcome: 'sent', sent: READERS.length });
@@ -216,7 +220,9 @@ for (const backend of sqlBackends) {
       await expectRedirect(await go(`/go${WEEK.path}/5`, { method: 'HEAD', from: addresses[1] }), '5');
       await expectRedirect(await go(`/go${WEEK.path}/6`, { agent: ROBOT_AGENT, from: addresses[2] }), '6');
       await expectRedirect(await go(`/go${WEEK.path}/7`, { agent: 'curl/8.5.0', from: addresses[3] }), '7');
-      expect({ 3: await clicksOf('3'), 4: await clicksOf('4'), 5: await clicksOf('5'), 6: await clicksOf('6'), 7: await clicksOf('7') }).toEqual({ 3: 10, 4: 1, 5: 0, 6: 0, 7: 0 });
+      await expectRedirect(await go(`/go${WEEK.path}/8`, { prefetch: true, from: addresses[4] }), '8');
+      const counted = Object.fromEntries(await Promise.all(['3', '4', '5', '6', '7', '8'].map(async (entry) => [entry, await clicksOf(entry)])));
+      expect(counted).toEqual({ 3: 10, 4: 1, 5: 0, 6: 0, 7: 0, 8: 0 });
 
       // Once the window has passed, the same client's click is a new one.
       now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
