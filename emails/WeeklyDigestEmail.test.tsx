@@ -1,9 +1,10 @@
-// The Monday e-mail as subscribers get it, for every recap: all ten entries with tagged links, the
-// web version, the unsubscribe link, a plain-text part that says the same, and a size under
+// The Monday e-mail as subscribers get it, for every recap: all ten entries linked through the
+// site's /go/ links, which lead to the launches with campaign parameters, the web version, the unsubscribe link, a plain-text part that says the same, and a size under
 // Gmail's clipping limit.
 import { describe, expect, it } from 'vitest';
 import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
+import { goDestination, goUrlFor } from '../content/go-links.ts';
 import { site, withCampaign } from '../content/site.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/unsubscribe-token.ts';
 import { plainTextSpelling, prepareDigest, renderDigestEmail, toLatin1Html, webUrlFor } from './render-digest.ts';
@@ -39,10 +40,12 @@ describe.each(rendered.map(({ recap, email }) => [recap.date, recap, email] as c
     expect(email.text).not.toContain(plainTextSpelling(`${recap.headline} — ${recap.title}`));
   });
 
-  it('lists all ten entries: rank, name linked with campaign parameters, tagline, upvotes, editor’s note', () => {
+  it('lists all ten entries: rank, name linked through /go/ to the launch with campaign parameters, tagline, upvotes, editor’s note', () => {
     for (const entry of recap.entries) {
-      const href = withCampaign(entry.url, placement);
-      expect(href).toContain('utm_source=launched-weekly&utm_medium=email&utm_campaign=weekly-recap-' + recap.date);
+      const href = goUrlFor(SITE_URL, recap, entry.rank);
+      expect(href).toBe(`${SITE_URL}/go${recap.path}/${entry.rank}`);
+      expect(goDestination(recap, String(entry.rank), SITE_URL)).toBe(withCampaign(entry.url, placement));
+      expect(withCampaign(entry.url, placement)).toContain('utm_source=launched-weekly&utm_medium=email&utm_campaign=weekly-recap-' + recap.date);
       expect(email.html).toMatch(new RegExp(`href="${escapeRegExp(attr(href))}"[^>]*>${escapeRegExp(textOf(entry.name))}</a>`));
       expect(email.html).toContain(`#<!-- -->${entry.rank}`);
       expect(email.html).toContain(textOf(entry.tagline));
@@ -52,20 +55,21 @@ describe.each(rendered.map(({ recap, email }) => [recap.date, recap, email] as c
     expect(email.html.split(textOf(site.recap.editorsNote)).length - 1).toBe(10);
   });
 
-  it('links the web version of the recap with campaign parameters, and the unsubscribe link untagged', () => {
-    expect(email.html).toContain(`href="${attr(withCampaign(`${SITE_URL}${recap.path}`, placement))}"`);
+  it('links the web version of the recap through /go/ (leading to it with campaign parameters), and the unsubscribe link untagged', () => {
+    expect(email.html).toContain(`href="${attr(goUrlFor(SITE_URL, recap, 'page'))}"`);
+    expect(goDestination(recap, 'page', SITE_URL)).toBe(withCampaign(`${SITE_URL}${recap.path}`, placement));
     expect(email.html).toContain(`href="${attr(unsubscribeUrl)}"`);
     expect(email.html).toContain('because you signed up for the Launched Weekly newsletter');
   });
 
   it('has a plain-text part with every entry, the links and the unsubscribe address', () => {
     for (const entry of recap.entries) {
-      expect(email.text).toContain(plainTextSpelling(`#${entry.rank} ${entry.name} ${withCampaign(entry.url, placement)}`));
+      expect(email.text).toContain(plainTextSpelling(`#${entry.rank} ${entry.name} ${goUrlFor(SITE_URL, recap, entry.rank)}`));
       expect(email.text).toContain(plainTextSpelling(entry.tagline));
       expect(email.text).toContain(site.recap.upvotes(entry.upvotes));
       expect(email.text).toContain(plainTextSpelling(entry.note));
     }
-    expect(email.text).toContain(withCampaign(`${SITE_URL}${recap.path}`, placement));
+    expect(email.text).toContain(goUrlFor(SITE_URL, recap, 'page'));
     expect(email.text).toContain(unsubscribeUrl);
     expect(email.text).not.toMatch(/<[a-z]/i);
   });

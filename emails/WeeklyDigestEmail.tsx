@@ -9,6 +9,7 @@
 import type { CSSProperties, ReactNode } from 'react';
 import { recaps } from '../content/index.ts';
 import type { Recap, RecapEntry } from '../content/schema.ts';
+import { goUrlFor, PAGE_ENTRY } from '../content/go-links.ts';
 import { site, withCampaign } from '../content/site.ts';
 import { weekLabel } from '../content/text.ts';
 import { Footer, FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
@@ -18,7 +19,10 @@ import { colors } from './kit/styles.ts';
 
 export interface WeeklyDigestEmailProps {
   recap: Recap;
-  /** The recap's page on the site, SITE_URL + recap.path (campaign parameters are added here). */
+  /**
+   * The recap's page on the site, SITE_URL + recap.path. The e-mail links to it, as to each launch,
+   * through the site's /go/ link (content/go-links.ts), which leads here with the campaign parameters.
+   */
   webUrl: string;
   /** This subscriber's own link; it is never tagged, it only has to work. */
   unsubscribeUrl: string;
@@ -64,12 +68,12 @@ function Box({ style, cellStyle, children }: { style: CSSProperties; cellStyle: 
   );
 }
 
-function Entry({ entry, week }: { entry: RecapEntry; week: string }) {
+function Entry({ entry, href }: { entry: RecapEntry; href: string }) {
   return (
     <>
       <h2 style={styles.name}>
         <span style={styles.rank}>#{entry.rank}</span>{' '}
-        <a href={withCampaign(entry.url, { medium: 'email', week })} style={styles.nameLink}>
+        <a href={href} style={styles.nameLink}>
           {entry.name}
         </a>
       </h2>
@@ -90,7 +94,7 @@ export function subscriptionUrlFromUnsubscribe(unsubscribeUrl: string): string {
   return url.toString();
 }
 
-export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl), siteUrl }: WeeklyDigestEmailProps) {
+export function WeeklyDigestEmail({ recap, unsubscribeUrl, subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl), siteUrl }: WeeklyDigestEmailProps) {
   const week = recap.date;
   return (
     <EmailFrame
@@ -109,9 +113,9 @@ export function WeeklyDigestEmail({ recap, webUrl, unsubscribeUrl, subscriptionU
       <p style={styles.subtitle}>{site.recap.subtitle}</p>
       <p style={styles.intro}>{recap.intro}</p>
       {recap.entries.map((entry) => (
-        <Entry key={entry.rank} entry={entry} week={week} />
+        <Entry key={entry.rank} entry={entry} href={goUrlFor(siteUrl, recap, entry.rank)} />
       ))}
-      <a href={withCampaign(webUrl, { medium: 'email', week })} style={styles.webLink}>
+      <a href={goUrlFor(siteUrl, recap, PAGE_ENTRY)} style={styles.webLink}>
         {emailText.webVersion} →
       </a>
       <hr style={styles.hr} />

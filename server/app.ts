@@ -17,6 +17,7 @@ import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
 import { pathsOf, publicSite } from './public-site.ts';
 import type { Publishing } from './published-site.ts';
+import { goLinksRouter } from './routes/go.ts';
 import { previewRouter } from './routes/preview.ts';
 import { resendWebhookRouter } from './routes/resend-webhook.ts';
 import { subscribeRoute } from './routes/subscribe.ts';
@@ -265,6 +266,8 @@ export function createApp(deps: AppDeps) {
       }),
     ),
   );
+  const weeks = { weekAt: site.site.weekAt, isPublicNow: site.site.isPublicNow, clock: publishing.clock };
+  app.use(onlyItsPaths(goLinksRouter({ ...weeks, store, siteUrl: config.siteUrl, secret: config.unsubscribeSecret, logger })));
   app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
     res.status(405).set('Allow', 'GET, HEAD').type('text').send('This address only answers GET and HEAD requests.');

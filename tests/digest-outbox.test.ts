@@ -108,7 +108,8 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
       expect(eml.headers['content-type']).toMatch(/^multipart\/alternative;/);
       const text = part(eml, 'text/plain');
       const html = part(eml, 'text/html');
-      expect(text).toContain('#1 Flowjoinery https://launched.lovable.app/products/flowjoinery?utm_source=launched-weekly&utm_medium=email');
+      // Launches are linked through the site's /go/ links, which count the click and lead on (tests/go-links.e2e.test.ts).
+      expect(text).toContain('#1 Flowjoinery https://launchedweekly.test/go/weekly-recap-july-14/1');
       expect(html).toContain('>Flowjoinery</a>');
       // Each copy carries its own subscriber's link, in the header and in both parts.
       const link = eml.headers['list-unsubscribe']!.slice(1, -1);

@@ -140,8 +140,9 @@ describe(`a copy with ${TOTAL_WEEKS} weeks`, () => {
     expect(files).toHaveLength(1);
     // Quoted-printable folds long lines with a trailing '=' and writes '=' as '=3D'.
     const eml = (await readFile(join(outbox, files[0]!), 'utf8')).replace(/=\r?\n/g, '').replaceAll('=3D', '=');
-    expect(eml).toContain(`${SITE_URL}/weekly-recap-february-2-2026?utm_source=`);
-    expect(eml).not.toContain(`${SITE_URL}/weekly-recap-february-2?`);
+    // The web version is linked through the site's /go/ link of the week, named by its page's path.
+    expect(eml).toContain(`${SITE_URL}/go/weekly-recap-february-2-2026/page`);
+    expect(eml).not.toContain(`${SITE_URL}/go/weekly-recap-february-2/`);
     // A whole CLI process (tsx, a fresh embedded database, its migrations): seconds on an idle
     // machine, much longer on a loaded CI runner.
   }, 180_000);

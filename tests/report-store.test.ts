@@ -1,5 +1,6 @@
 // The report's part of the store contract, on all three backends: webhook events stored once,
-// and one snapshot whose figures match what happened to the list and the ledger.
+// clicks and engagement events counted (server/store/engagement.ts), and one snapshot whose
+// figures match what happened to the list and the ledger.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
@@ -88,6 +89,30 @@ for (const backend of backends) {
       expect(thisWeek.states).toEqual({ active: 3, unsubscribed: 1, bounced: 1, complained: 1 });
       expect(thisWeek.signups).toBe(6);
       expect(snapshot.weeks).toHaveLength(1);
+    });
+
+    it('counts clicks per recap and entry, a key again within its window once, and engagement events once per svix-id', async () => {
+      const at = new Date('2025-07-14T12:00:00Z');
+      const click = (entry: string, clickKey: string, when: Date) => store.recordLinkClick({ recapDate: '2025-07-14', entry, clickKey, at: when, windowSeconds: 600 });
+      expect(await click('3', 'key-a', at)).toBe(true);
+      expect(await click('3', 'key-b', at)).toBe(true);
+      expect(await click('3', 'key-a', new Date(at.getTime() + 599_000))).toBe(false);
+      expect(await click('3', 'key-a', new Date(at.getTime() + 601_000))).toBe(true);
+      expect(await click('page', 'key-c', at)).toBe(true);
+      const event = { svixId: 'msg_open_1', type: 'email.opened' as const, recapDate: '2025-07-14', receivedAt: at };
+      expect(await store.countEmailEngagement(event)).toBe(true);
+      expect(await store.countEmailEngagement(event)).toBe(false);
+      expect(await store.countEmailEngagement({ ...event, svixId: 'msg_delivered_2', type: 'email.delivered' })).toBe(true);
+      expect(await store.engagementCounts()).toEqual({
+        clicks: [
+          { recapDate: '2025-07-14', entry: '3', clicks: 3 },
+          { recapDate: '2025-07-14', entry: 'page', clicks: 1 },
+        ],
+        events: [
+          { recapDate: '2025-07-14', type: 'email.delivered', events: 1 },
+          { recapDate: '2025-07-14', type: 'email.opened', events: 1 },
+        ],
+      });
     });
 
     it('shows a returning reader as active again', async () => {

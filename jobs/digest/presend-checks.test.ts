@@ -3,7 +3,7 @@ import { recaps } from '../../content/index.ts';
 import { checkRecap } from './presend.ts';
 import { MAX_HTML_BYTES, presendRefusal, runPresendChecks, type PresendCopy } from './presend-checks.ts';
 
-const recap = { date: '2025-07-14', path: '/weekly-recap-july-14', entries: [{ url: 'https://launched.lovable.app/products/flowjoinery' }, { url: 'https://launched.lovable.app/products/querycanary' }] };
+const recap = { date: '2025-07-14', path: '/weekly-recap-july-14', entries: [{ rank: 1, url: 'https://launched.lovable.app/products/flowjoinery' }, { rank: 2, url: 'https://launched.lovable.app/products/querycanary' }] };
 
 const copy = (overrides: Partial<PresendCopy> = {}): PresendCopy => ({
   recap,
@@ -71,6 +71,14 @@ describe('pre-send checks', () => {
     expect(message).toMatch(/^Week of July 14, 2025 failed the pre-send check\./);
     expect(message).toContain('Text part carries every product link');
     expect(message).toContain('Fix: ');
+  });
+
+  it("count a launch linked through the site's /go/ link as present in the text part, and not another week's", () => {
+    const go = 'Flowjoinery https://launchedweekly.com/go/weekly-recap-july-14/1\nQuerycanary https://launchedweekly.com/go/weekly-recap-july-14/2\n';
+    expect(byId(runPresendChecks(copy({ text: go }))).text!.status).toBe('pass');
+    const otherWeek = byId(runPresendChecks(copy({ text: go.replace('july-14/2', 'july-6/2') }))).text!;
+    expect(otherWeek.status).toBe('fail');
+    expect(otherWeek.detail).toContain('https://launched.lovable.app/products/querycanary');
   });
 
   it('pass every recap in content/ as rendered for production', async () => {

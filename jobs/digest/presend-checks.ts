@@ -10,6 +10,7 @@
 //   deliberate, so it is a warning only.
 // - text: the plain-text part is what text-only clients and many spam filters read; a product
 //   missing from it is a product some readers never see.
+import { goUrlFor } from '../../content/go-links.ts';
 import { plural, pluralWord } from '../../content/text.ts';
 
 export const GMAIL_CLIP_BYTES = 102 * 1024;
@@ -31,7 +32,7 @@ export interface CheckResult {
 }
 
 export interface PresendCopy {
-  recap: { date: string; path: string; entries: readonly { url: string }[] };
+  recap: { date: string; path: string; entries: readonly { url: string; rank: number }[] };
   subject: string;
   html: string;
   text: string;
@@ -133,7 +134,9 @@ function checkText(copy: PresendCopy): CheckResult {
     return { id: 'text', title, status: 'fail', detail: 'The e-mail has no plain-text part.', fix: 'Render the digest with its plain-text part (emails/render-digest.ts).' };
   }
   const present = new Set(textLinks(copy.text).map(bare));
-  const missing = copy.recap.entries.map((entry) => entry.url).filter((url) => !present.has(bare(url)));
+  // Each launch is linked directly or through the site's /go/ link, which leads to it.
+  const linked = (entry: PresendCopy['recap']['entries'][number]) => present.has(bare(entry.url)) || present.has(bare(goUrlFor(copy.siteUrl, copy.recap, entry.rank)));
+  const missing = copy.recap.entries.filter((entry) => !linked(entry)).map((entry) => entry.url);
   if (missing.length === 0) return { id: 'text', title, status: 'pass', detail: `All ${copy.recap.entries.length} product links are in the plain-text part.` };
   return {
     id: 'text',

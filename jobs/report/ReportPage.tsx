@@ -4,6 +4,8 @@
 import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import type { Charts } from './charts.ts';
+import { ClicksSection } from './ClicksSection.tsx';
+import { Chart, number, percent } from './page-kit.tsx';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
 import type { SetupCheck } from './setup-checks.ts';
 
@@ -22,17 +24,11 @@ th,td{text-align:right;padding:4px 6px;border-bottom:1px solid #eceff1}th:first-
 .chart svg{max-width:100%;height:auto}
 .check-pass::before{content:"✓ ";color:#2e7d32}.check-warn::before{content:"! ";color:#ef6c00}.check-fail::before{content:"✗ ";color:#c62828}
 ul.checks{padding-left:0;list-style:none}
+details{margin-top:10px}summary{cursor:pointer;font-weight:600}
 `;
 
-const number = (n: number) => n.toLocaleString('en-US');
-export const percent = (r: number) => `${(r * 100).toFixed(r > 0 && r < 0.001 ? 3 : 2)} %`;
 const when = (date: Date, timeZone: string) =>
   `${date.toLocaleString('en-GB', { timeZone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' })} (${timeZone})`;
-
-function Chart({ svg, label }: { svg: string | null; label: string }) {
-  if (!svg) return <p className="muted">Nothing to chart yet.</p>;
-  return <figure className="chart" role="group" aria-label={label} style={{ margin: 0 }} dangerouslySetInnerHTML={{ __html: svg }} />;
-}
 
 function Section({ id, title, lede, children }: { id: string; title: string; lede: string; children: ReactNode }) {
   return (
@@ -306,6 +302,8 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           <SourcesSection sources={snapshot.sources} svg={charts.sources} />
 
           <SendsSection sends={sends} svg={charts.rates} />
+
+          <ClicksSection engagement={data.engagement} charts={charts} />
 
           <Section
             id="mail-outbox"

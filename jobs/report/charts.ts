@@ -121,19 +121,59 @@ export function ratesSpec(data: ReportData): TopLevelSpec {
   } as TopLevelSpec;
 }
 
+/** The site's /go/ clicks per recap (newest 26 sends), oldest on the left. */
+export function clicksSpec(data: ReportData): TopLevelSpec {
+  const values = data.engagement.weeks
+    .slice(0, 26)
+    .reverse()
+    .map((week) => ({ recap: week.recapDate, clicks: week.clicks }));
+  const encoding = {
+    x: { field: 'recap', type: 'ordinal', sort: null, title: 'recap', axis: { labelAngle: -45 } },
+    y: { field: 'clicks', type: 'quantitative', title: 'clicks', axis: { tickMinStep: 1 } },
+  };
+  return {
+    ...base,
+    description: "Clicks on each recap's e-mail links",
+    data: { values },
+    encoding,
+    layer: [{ mark: { type: 'bar', color: '#00838f' } }, { mark: { type: 'text', dy: -6, fontSize: 11 }, encoding: { text: { field: 'clicks', type: 'quantitative' } } }],
+  } as TopLevelSpec;
+}
+
+/** The most clicked launches across the weeks shown, most clicked on top. */
+export function topLaunchesSpec(data: ReportData): TopLevelSpec {
+  const values = data.engagement.topLaunches.map((launch) => ({ launch: `${launch.name} (${shortWeek(launch.recapDate)})`, clicks: launch.clicks }));
+  const encoding = {
+    y: { field: 'launch', type: 'nominal', sort: null, title: null, axis: { labelLimit: 300 } }, // already in order: most clicked first
+    x: { field: 'clicks', type: 'quantitative', title: 'clicks', axis: { tickMinStep: 1 } },
+  };
+  return {
+    ...base,
+    height: Math.max(60, values.length * 26),
+    description: 'The most clicked launches across the weeks shown',
+    data: { values },
+    encoding,
+    layer: [{ mark: { type: 'bar', color: '#00838f' } }, { mark: { type: 'text', align: 'left', dx: 4, fontSize: 11 }, encoding: { text: { field: 'clicks', type: 'quantitative' } } }],
+  } as TopLevelSpec;
+}
+
 export interface Charts {
   subscribers: string;
   signups: string;
   sources: string | null;
   rates: string | null;
+  clicks: string | null;
+  topLaunches: string | null;
 }
 
 export async function renderCharts(data: ReportData): Promise<Charts> {
-  const [subscribers, signups, sources, rates] = await Promise.all([
+  const [subscribers, signups, sources, rates, clicks, topLaunches] = await Promise.all([
     renderSvg(subscribersSpec(data)),
     renderSvg(signupsSpec(data)),
     data.snapshot.sources.length > 0 ? renderSvg(sourcesSpec(data)) : null,
     data.sends.length > 0 ? renderSvg(ratesSpec(data)) : null,
+    data.engagement.weeks.length > 0 ? renderSvg(clicksSpec(data)) : null,
+    data.engagement.topLaunches.length > 0 ? renderSvg(topLaunchesSpec(data)) : null,
   ]);
-  return { subscribers, signups, sources, rates };
+  return { subscribers, signups, sources, rates, clicks, topLaunches };
 }

@@ -11,6 +11,7 @@ import { checkRecap } from '../digest/presend.ts';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
+import { engagementOf, type Engagement } from './engagement.ts';
 import { setupChecks, type SetupCheck } from './setup-checks.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
@@ -64,6 +65,8 @@ export interface ReportData {
   coming: (WeekWhen & { label: string })[];
   /** How the servers are set up, from what they recorded while serving (TRUST_PROXY). */
   setupChecks: SetupCheck[];
+  /** Each sent week's reach and its launches' clicks (jobs/report/engagement.ts). */
+  engagement: Engagement;
 }
 
 /** The report shows the mail outbox of the last week. */
@@ -141,5 +144,6 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
   const coming = comingWeeks(options.recaps, options.now, options.digest).map((week) => ({ ...week, label: weekLabel(week.date) }));
   const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
   const setup = setupChecks(await options.store.serverNotices());
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup };
+  const engagement = engagementOf(sends, await options.store.engagementCounts(), options.recaps, options.siteUrl);
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup, engagement };
 }

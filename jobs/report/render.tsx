@@ -2,7 +2,8 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { renderCharts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData } from './gather.ts';
-import { percent, ReportPage } from './ReportPage.tsx';
+import { percent } from './page-kit.tsx';
+import { ReportPage } from './ReportPage.tsx';
 
 export async function renderReportHtml(data: ReportData): Promise<string> {
   const charts = await renderCharts(data);
@@ -25,6 +26,7 @@ export function headlineFigures(data: ReportData): string[] {
   } else {
     lines.push('Last send: none yet');
   }
+  lines.push(...clickFigures(data));
   const over = sends.filter((send) => send.bounceRate > RATE_LINE || send.complaintRate > RATE_LINE);
   if (over.length > 0) lines.push(`Above the 0.3 % line: ${over.map((send) => send.recapDate).join(', ')} (see the report for what to do)`);
   const { outbox } = data;
@@ -45,5 +47,18 @@ export function headlineFigures(data: ReportData): string[] {
     lines.push(`Coming: ${week.label} · ${week.line}`);
     if (week.warning) lines.push(`  warning: ${week.warning}`);
   }
+  return lines;
+}
+
+/** The last send's reach and clicks, and the most clicked launch across the weeks shown. */
+function clickFigures({ engagement }: ReportData): string[] {
+  const last = engagement.weeks[0];
+  if (!last) return [];
+  const topOfWeek = last.entries[0]?.clicks ? ` · most clicked ${last.entries[0].name} (${last.entries[0].clicks})` : '';
+  const lines = [
+    `Reach of the last send: ${last.sent} sent · ${last.delivered} delivered · ${last.opened} opened (approximate) · ${last.clicks} clicks (${percent(last.clickRate)} click rate)${topOfWeek}`,
+  ];
+  const top = engagement.topLaunches[0];
+  if (top) lines.push(`Most clicked launch of the weeks shown: ${top.name} (${top.label}, ${top.clicks} clicks)`);
   return lines;
 }

@@ -1,6 +1,7 @@
 // POST /webhooks/resend: Resend reports bounces and spam complaints here, signed the Svix way
 // (svix-id, svix-timestamp, svix-signature over the raw body). A hard bounce or a complaint ends
-// the subscription so no further Monday e-mail goes to that address; everything else is
+// the subscription so no further Monday e-mail goes to that address; a digest's delivered, opened
+// and clicked events are only counted per recap (record-email-event.ts); everything else is
 // acknowledged and ignored. Replays are harmless: removing a subscriber keeps the first reason.
 import express, { type Request, type Response, type Router } from 'express';
 import type { Webhook } from 'svix';

@@ -4,6 +4,7 @@
 import type { CallFunction } from './call-function.ts';
 import { digestBatchStore } from './digest-batches.ts';
 import { digestLeaseStore } from './digest-lease.ts';
+import { engagementStore } from './engagement.ts';
 import { mailOutboxStore } from './mail-outbox.ts';
 import { mailboxKeyStore } from './mailbox-keys.ts';
 import { pendingSignupStore } from './pending-signups.ts';
@@ -38,6 +39,7 @@ export function storeOver({ call, signupStatementsInFlight, backend, checkReady,
     ...digestLeaseStore(call),
     ...rateLimitStore(call),
     ...reportStore(call),
+    ...engagementStore(call),
     ...serverNoticeStore(call),
     ...mailOutboxStore(call),
     ...subscriberLinkStore(call),

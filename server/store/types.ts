@@ -5,6 +5,7 @@ import type { RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { EngagementStore } from './engagement.ts';
 import type { MailOutboxStore } from './mail-outbox.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
 import type { SubscriberImportStore } from './subscriber-import.ts';
@@ -276,6 +277,7 @@ export interface Store
     DigestLeaseStore,
     RateLimitCounters,
     ReportStore,
+    EngagementStore,
     MailOutboxStore,
     ServerNoticeStore,
     SubscriberLinkStore,
@@ -295,6 +297,8 @@ export type SiteStore = Pick<
   | 'findSubscriberByEmail'
   | 'removeSubscriber'
   | 'recordEmailEvent'
+  | 'recordLinkClick'
+  | 'countEmailEngagement'
   | 'recordServerNotice'
   | 'clearServerNotice'
 > &
@@ -313,7 +317,7 @@ export type DigestStore = DigestBatchStore &
   Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices' | 'engagementCounts'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
 export type SubscribersCliStore = Pick<Store, 'mailboxHashKey' | 'listAllSubscribers' | 'countSubscribers' | 'importSubscribers'>;

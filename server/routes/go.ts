@@ -1,0 +1,72 @@
+// GET /go/{week's page slug}/{rank|page}: the e-mail's link to a launch (or to the recap's page)
+// through the site. It answers 302 to exactly the URL the e-mail linked to before (content/go-links.ts)
+// and counts the click for the week and the entry, with no reader identified. Anything else is the
+// site's 404, never a redirect elsewhere: an unknown week or entry, a query string (so no address
+// can be smuggled in), and a week not public yet, which acts as if it did not exist.
+//
+// What is not counted (docs/clicks.md): HEAD requests, robots by the isbot list, prefetches, and a
+// repeat of the same week and entry from one client address within CLICK_WINDOW_SECONDS. The
+// window is kept in the database as a keyed hash of address, week and entry that is deleted once
+// the window has passed, so every replica and a restarted server share it.
+import { createHmac, createSecretKey } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { isbot } from 'isbot';
+import { goDestination } from '../../content/go-links.ts';
+import type { Recap } from '../../content/schema.ts';
+import type { Logger } from '../logger.ts';
+import type { SiteStore } from '../store/types.ts';
+
+/** A reader who clicks the same launch again within ten minutes is one click; a day later it is two. */
+export const CLICK_WINDOW_SECONDS = 600;
+// One network of IPv6 addresses is one client, as the signup limits have it (abuse/signup-guard.ts).
+const IPV6_SUBNET = 56;
+
+export interface GoLinksOptions {
+  store: Pick<SiteStore, 'recordLinkClick'>;
+  /** The week with this page path, and whether it is public now (server/published-site.ts). */
+  weekAt: (path: string) => Recap | undefined;
+  isPublicNow: (recap: Recap) => boolean;
+  clock: () => Date;
+  siteUrl: string;
+  /** UNSUBSCRIBE_SECRET: the window's hashes are keyed with a key derived from it under its own label. */
+  secret: string;
+  logger: Logger;
+}
+
+/** Requests that are not a reader's click: HEAD, robots, and a browser's speculative prefetch. */
+function notAClick(req: Request): boolean {
+  if (req.method !== 'GET') return true;
+  if (isbot(req.get('user-agent') ?? '')) return true;
+  const purpose = `${req.get('sec-purpose') ?? ''} ${req.get('purpose') ?? ''} ${req.get('x-purpose') ?? ''}`;
+  return /prefetch|preview/i.test(purpose);
+}
+
+export function goLinksRouter({ store, weekAt, isPublicNow, clock, siteUrl, secret, logger }: GoLinksOptions): Router {
+  const key = createSecretKey(createHmac('sha256', secret).update('launched-weekly key\0link click window').digest());
+  const clickKey = (ip: string, week: string, entry: string) =>
+    createHmac('sha256', key).update(`${ipKeyGenerator(ip, IPV6_SUBNET)}\0${week}\0${entry}`).digest('base64url');
+  const router = express.Router();
+
+  router.get('/go/:slug/:entry', async (req: Request<{ slug: string; entry: string }>, res: Response, next) => {
+    const week = req.originalUrl.includes('?') ? undefined : weekAt(`/${req.params.slug}`);
+    const destination = week && isPublicNow(week) ? goDestination(week, req.params.entry, siteUrl) : null;
+    if (!week || !destination) {
+      next();
+      return;
+    }
+    if (!notAClick(req)) {
+      try {
+        await store.recordLinkClick({ recapDate: week.date, entry: req.params.entry, clickKey: clickKey(req.ip ?? '', week.date, req.params.entry), at: clock(), windowSeconds: CLICK_WINDOW_SECONDS });
+      } catch (error) {
+        // The reader still gets to the launch; only the count misses this click.
+        logger.warn({ err: error, week: week.date, entry: req.params.entry }, 'a /go/ click could not be counted');
+      }
+    }
+    // Every click has to reach the server to be counted, and no index should list the link itself.
+    res.set({ 'Cache-Control': 'no-store', 'X-Robots-Tag': 'noindex' });
+    res.redirect(302, destination);
+  });
+
+  return router;
+}
