@@ -11,7 +11,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,6 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { SIGNUPS_PER_ADDRESS_PER_DAY } from '../server/abuse/signup-guard.ts';
 import { createApp } from '../server/app.ts';
-import { createAppServer } from '../server/app-server.ts';
 import { createLogger } from '../server/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
@@ -153,7 +152,7 @@ async function serve(backend: Backend, target: string) {
   // Production logs one JSON line per request; the bench pays that cost too, into a sink.
   const logger = createLogger({ level: 'info', pretty: false, destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   const renderer = await loadBuiltRenderer();
-  const server = createAppServer();
+  const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const mailDir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-mail-'));
@@ -168,7 +167,7 @@ async function serve(backend: Backend, target: string) {
   } as const;
   const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST } });
   if (EXTRA_APP_US > 0) server.on('request', spinOnSignups(EXTRA_APP_US));
-  server.serve(app);
+  server.on('request', app);
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   process.on('SIGTERM', () => {
     server.close();
