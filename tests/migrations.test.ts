@@ -181,16 +181,9 @@ for (const kind of kinds) {
           'server_notice_clear',
           'server_notice_record',
           'server_notices',
-          'signup_counted_list',
-          'signup_counted_many',
+          'signup_counted',
+          'signup_decide',
           'signup_rate_limit_hit',
-          'signup_rate_limit_hit_list',
-          'signup_rate_limit_hit_many',
-          'signup_rate_limit_peek',
-          'signup_rate_limit_reset',
-          'signup_subscriber',
-          'signup_subscriber_welcome',
-          'signup_subscribers_many',
           'subscriber_by_email',
           'subscriber_by_id',
           'subscriber_details',
@@ -199,53 +192,6 @@ for (const kind of kinds) {
           'subscriber_link_target',
           'use_subscriber_link',
         ]);
-      } finally {
-        await drop();
-      }
-    });
-
-    it("make the signup statement's plans once per connection: its functions are PL/pgSQL and ask for generic plans", async () => {
-      // 20261127000010: an SQL-language function with a SET clause was parsed and planned on every
-      // call, and array-taking PL/pgSQL statements were planned afresh each time (custom plans).
-      const signupStatement = ['signup_counted_list', 'signup_counted_many', 'signup_rate_limit_hit_list', 'signup_rate_limit_hit_many', 'signup_subscribers_many'];
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client);
-        const functions = await client.query<{ proname: string; language: string; settings: string[] | null }>(
-          `select p.proname, l.lanname as language, p.proconfig as settings from pg_proc p join pg_language l on l.oid = p.prolang
-           where p.pronamespace = 'public'::regnamespace and p.proname = any($1)
-           order by p.proname`,
-          [signupStatement],
-        );
-        expect(functions.rows).toEqual(
-          signupStatement.map((proname) => ({
-            proname,
-            language: 'plpgsql',
-            settings: expect.arrayContaining(['search_path=""', 'plan_cache_mode=force_generic_plan']),
-          })),
-        );
-      } finally {
-        await drop();
-      }
-    });
-
-    it('keep the signup statement of the previous release answering as it did, for servers not yet replaced in a rolling deploy', async () => {
-      // 20261127001010 moved the server to signup_counted_list (answers in arrays); a server of the
-      // previous release still calls signup_counted_many and reads its objects by key and address.
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client);
-        const answer = await client.query<{ answer: { counts: Record<string, { points: number; ms_left: number }>; activated: Record<string, string> } }>(
-          `select public.signup_counted_many(
-             p_keys := $1, p_points := $2, p_window_ms := $3, p_emails := $4, p_sources := $5, p_network_hashes := $6,
-             p_address_hashes := $7::jsonb, p_limits := $8::jsonb) as answer`,
-          [['rolling-network', 'rolling-mailbox'], [1, 1], [60_000, 86_400_000], ['rolling@example.com'], ['/'], [null], JSON.stringify([['rolling-hash']]), JSON.stringify([[['rolling-network', 0, 10], ['rolling-mailbox', 0, 3]]])],
-        );
-        const { counts, activated } = answer.rows[0]!.answer;
-        expect(Object.keys(counts).sort()).toEqual(['rolling-mailbox', 'rolling-network']);
-        expect(counts['rolling-mailbox']).toMatchObject({ points: 1 });
-        const row = await client.query<{ id: string }>(`select id::text as id from public.email_signups where email = 'rolling@example.com'`);
-        expect(activated).toEqual({ 'rolling@example.com': row.rows[0]!.id });
       } finally {
         await drop();
       }
