@@ -107,7 +107,7 @@ export function signupGuard({ counters, signup, secret, perMinute, perAddressPer
     } catch (error) {
       // Unreachable store or an unexpected database answer: the address was not saved, and the
       // reader's only useful move is to try again later. Never a 500.
-      logger.error({ err: error }, 'signup could not be counted or stored');
+      logger.error({ err: error }, 'signup could not be stored');
       if (viaForm || isFormPost(req)) return backToForm(res, formPath(), 'unavailable');
       return sendError(res, 503, 'unavailable', UNAVAILABLE_MESSAGE);
     }
