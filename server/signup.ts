@@ -193,7 +193,7 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
       if (result?.activated && welcome) outbox.wake();
       if (result?.activated || result?.status === 'active') return 'resubscribed';
       // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
-      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
+      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email), owner: true });
       if (queuesMail(decision, false)) outbox.wake();
       return 'confirmation_sent';
     },

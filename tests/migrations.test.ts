@@ -125,6 +125,7 @@ for (const kind of kinds) {
           { relname: 'digest_runs', relrowsecurity: true },
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
+          { relname: 'email_signups_merged', relrowsecurity: true },
           { relname: 'mail_outbox', relrowsecurity: true },
           { relname: 'mailbox_confirmations', relrowsecurity: true },
           { relname: 'server_notices', relrowsecurity: true },
@@ -161,9 +162,11 @@ for (const kind of kinds) {
           'email_signups_bump_link_version',
           'email_signups_normalise_email',
           'forget_deleted_subscribers',
+          'forget_merged_signups',
           'import_subscribers',
           'list_subscribers',
           'mailbox_hash_key',
+          'mailbox_key',
           'mark_subscriber_left',
           'outbox_claim',
           'outbox_enqueue',
@@ -229,6 +232,7 @@ for (const kind of kinds) {
           'welcomed_at',
           'status',
           'link_version',
+          'mailbox',
         ]);
         const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
         expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);
@@ -308,6 +312,59 @@ for (const kind of kinds) {
           { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
           { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
         ]);
+      } finally {
+        await drop();
+      }
+    });
+
+    it('merge the spellings of one mailbox into one row (issue 42): a complaint on any row wins, else the most recent intent; histories kept; the next digest sends one copy', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await migrate(client, migrations.filter((m) => m.version < '20261128001020'));
+        const id = (n: number) => `00000000-0000-4000-8000-0000000001${String(n).padStart(2, '0')}`;
+        // pat: one spelling active, the other complained. lee: one spelling unsubscribed long ago, the other active since.
+        await client.exec(`insert into public.email_signups (id, email, created_at, confirmed_at, unsubscribed_at, unsubscribe_reason, signup_ip_hash) values
+            ('${id(1)}', 'pat.probe@gmail.com', '2025-01-01T00:00:00Z', null, null, null, 'net-pat-1'),
+            ('${id(2)}', 'patprobe+news@googlemail.com', '2025-02-01T00:00:00Z', null, '2025-03-01T00:00:00Z', 'complained', 'net-pat-2'),
+            ('${id(3)}', 'lee@example.org', '2024-01-01T00:00:00Z', null, '2024-02-01T00:00:00Z', 'unsubscribed', 'net-lee-3'),
+            ('${id(4)}', 'lee+weekly@example.org', '2025-05-01T00:00:00Z', null, null, null, 'net-lee-4');
+          insert into public.digest_deliveries (recap_date, subscriber_id) values
+            ('2025-06-30', '${id(1)}'), ('2025-06-30', '${id(2)}'), ('2025-07-07', '${id(4)}'), ('2024-01-22', '${id(3)}');`);
+        const history = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+        await migrate(client);
+
+        const rows = await client.query<{ id: string; email: string; status: string }>('select id::text, email, status from public.email_signups order by email');
+        expect(rows.rows).toEqual([
+          { id: id(3), email: 'lee@example.org', status: 'active' },
+          { id: id(1), email: 'pat.probe@gmail.com', status: 'complained' },
+        ]);
+        // Every row kept as it was, with the delivery the kept row already had for that recap.
+        const merged = await client.query<{ id: string; merged_into: string; email: string; signup_ip_hash: string; deliveries: unknown[] }>(
+          "select id, merged_into, original->>'email' as email, original->>'signup_ip_hash' as signup_ip_hash, original->'deliveries' as deliveries from public.email_signups_merged order by id",
+        );
+        expect(merged.rows.map(({ id: mergedId, merged_into, email, signup_ip_hash, deliveries }) => [mergedId, merged_into, email, signup_ip_hash, deliveries.length])).toEqual([
+          [id(2), id(1), 'patprobe+news@googlemail.com', 'net-pat-2', 1],
+          [id(4), id(3), 'lee+weekly@example.org', 'net-lee-4', 0],
+        ]);
+        const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
+          "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1, 2",
+        );
+        expect(ledger.rows).toEqual([
+          { recap_date: '2024-01-22', subscriber_id: id(3) },
+          { recap_date: '2025-06-30', subscriber_id: id(1) },
+          { recap_date: '2025-07-07', subscriber_id: id(3) },
+        ]);
+        // The state history of both spellings now belongs to the kept row (and the merge's own change is added).
+        const after = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+        const before = new Map(history.rows.map((row) => [row.subscriber_id, row.n]));
+        expect(after.rows.map((row) => row.subscriber_id)).toEqual([id(1), id(3)]);
+        expect(after.rows[0]!.n).toBeGreaterThanOrEqual(before.get(id(1))! + before.get(id(2))!);
+        expect(after.rows[1]!.n).toBeGreaterThanOrEqual(before.get(id(3))! + before.get(id(4))!);
+        // It cannot recur: another spelling of a mailbox on the list is refused by the unique index.
+        await expect(client.query("insert into public.email_signups (email) values ('p.a.t.probe@gmail.com')")).rejects.toMatchObject({ code: '23505' });
+        // The next digest: the active mailbox once, at the address kept; nothing to the complainer.
+        const due = await client.query<{ result: { email: string }[] }>("select public.digest_undelivered(p_recap_date := '2025-07-14', p_after := null, p_limit := 100) as result");
+        expect(due.rows[0]!.result.map((row) => row.email)).toEqual(['lee@example.org']);
       } finally {
         await drop();
       }

@@ -106,7 +106,7 @@ export function subscriberStore(call: CallFunction): SubscriberStore {
   const find = async (name: string, args: Record<string, unknown>) => recordRow.nullable().parse(await call(name, args));
 
   return {
-    signUp: async (request) => decisionRow.parse(await call('signup_decide', signupArgs(request))),
+    signUp: async (request) => decisionRow.parse(await call('signup_decide', { ...signupArgs(request), p_owner: request.owner === true })),
     async signUpCounted(network, mailbox, request) {
       const answer = countedRow.parse(
         await call('signup_counted', {

@@ -35,6 +35,11 @@ export interface SignupRequest {
   addressHashes: readonly string[];
   /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
   welcome?: boolean;
+  /**
+   * The owner's own "Subscribe again", from a page reached by a link mailed to them: only then may
+   * a complained mailbox be sent a confirmation. Never set for a signup from the site or the API.
+   */
+  owner?: boolean;
 }
 
 /**
