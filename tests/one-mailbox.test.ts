@@ -80,7 +80,8 @@ for (const kind of appStoreKinds) {
         drop = opened.drop;
         server = await startTestServer({
           store: opened.store,
-          config: { signupConfirmation: mode, welcomeEmail: true, trustProxy: 1, resendWebhookSecret: WEBHOOK_SECRET },
+          // The limit per mailbox raised, so that the complaint, not the limit, is what holds the spellings off.
+          config: { signupConfirmation: mode, welcomeEmail: true, trustProxy: 1, resendWebhookSecret: WEBHOOK_SECRET, signupsPerAddressPerDay: 20 },
         });
       });
       afterAll(async () => {
@@ -101,7 +102,6 @@ for (const kind of appStoreKinds) {
 
         expect(await complaint(server, 'pat.probe@gmail.com')).toMatchObject({ status: 200, body: { status: 'processed', removed: 1 } });
 
-        // Three more signups of the mailbox: with the first, the day's limit per mailbox (3) is used, not exceeded.
         for (const spelling of ['patprobe@gmail.com', 'Pat.Probe+x@gmail.com', 'P.A.T.Probe@GoogleMail.com']) {
           // Answered as a suppressed address always is: the double-mode answer, whatever the mode.
           expect(await signUp(server, spelling, from()), spelling).toEqual({ status: 202, body: { status: 'confirmation_sent' } });
