@@ -3,13 +3,12 @@
 // Start-up in three steps: parse the configuration, build the app from its dependencies (the store
 // opening meanwhile), listen; then shut down cleanly on SIGTERM/SIGINT (stop accepting, finish
 // in-flight requests, close the store) within a bound.
-import type { Server, ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { flushCompileCache } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { answerClientErrors, createApp } from '../server/app.ts';
-import { createAppServer } from '../server/app-server.ts';
 import { createLogger, type Logger } from '../server/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
@@ -60,8 +59,7 @@ export async function start() {
     publishing: { recaps, clock: () => new Date(), timeZone: config.digest.timezone },
   });
 
-  const server = createAppServer();
-  server.serve(app);
+  const server = createServer(app);
   server.listen(config.port, config.host);
   const listening = new Promise<void>((resolve) => server.once('listening', resolve));
   // Announced once it listens and its store is open, so the line still means "ready" (a store

@@ -1,7 +1,6 @@
 // The HTTP application, built from its dependencies: nothing here reads the environment or opens
 // a connection, so tests build it with a real store and renderer of their choosing.
 import compression from 'compression';
-import etag from 'etag';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type Express, type RequestHandler } from 'express';
@@ -11,8 +10,8 @@ import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './errors.ts';
-import { frontDoor, handlerChain, helmetHeaders, onlyItsPaths, requestLogger, securityHeadersAtHead, type HeaderSet } from './front-door.ts';
-import type { Logger } from './logger.ts';
+import helmet from 'helmet';
+import { requestLogger, type Logger } from './logger.ts';
 import type { Renderer } from './render.ts';
 import { proxyCheck } from './proxy-check.ts';
 import { pathsOf, publicSite } from './public-site.ts';
@@ -67,12 +66,10 @@ export function sitePaths(): ReadonlySet<string> {
 }
 
 const ONE_YEAR_SECONDS = 31_536_000;
-/** Bodies smaller than this are answered without an ETag (see createApp). */
-const ETAG_MIN_BYTES = 1024;
 
-/** The security headers of every answer: helmet's, for these options, recorded once (front-door.ts). */
-function securityHeaders(config: AppConfig, cspEnabled: boolean): HeaderSet {
-  return helmetHeaders({
+/** The security headers of every answer (helmet); a page may set its own Referrer-Policy after it. */
+function securityHeaders(config: AppConfig, cspEnabled: boolean): RequestHandler {
+  return helmet({
     // Vite's development client injects inline scripts; the built site needs none, so only
     // the site's own script files may run.
     contentSecurityPolicy:
@@ -173,42 +170,14 @@ export function createApp(deps: AppDeps) {
   // JSON answers may echo what a client sent (a webhook's event type); with <, > and & written as
   // \u003c escapes, no such echo is markup even if something renders it as HTML.
   app.set('json escape', true);
-  // Express derives a weak ETag (SHA-1 of the body) for every res.send, POST answers included. A
-  // few dozen bytes of API JSON gain nothing from one (nobody revalidates a signup's answer) and
-  // the hash cost each signup ~3 % of its CPU (bench/RESULTS.md); bodies of 1 KB and more (the
-  // feeds, a week's page data) keep theirs, as Express would write it. Pages set their own.
-  app.set('etag', (body: Buffer | string, encoding?: BufferEncoding) => (Buffer.byteLength(body, encoding) >= ETAG_MIN_BYTES ? etag(body, { weak: true }) : undefined));
-  // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
-  // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
-  const guard = signupGuard({
-    counters: store,
-    secret: config.unsubscribeSecret,
-    perMinute: config.rateLimitPerMinute,
-    knownPaths,
-    mode: config.signupConfirmation ?? 'single',
-    perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
-    rideAlong: signup.rideAlong,
-    logger,
+  const checkProxy = proxyCheck({ trustProxy: config.trustProxy, logger, store });
+  app.use((req, _res, next) => {
+    checkProxy(req);
+    next();
   });
-  const signupPost = handlerChain([
-    refuseCrossSite(config.siteUrl),
-    ...guard.screen,
-    subscribeRoute({ signup, knownPaths, onStoreError: (error) => logger.error({ err: error }, 'signup could not be stored') }),
-  ]);
-  securityHeadersAtHead(app.response, securityHeaders(config, renderer.cacheable));
-  app.use(
-    frontDoor({
-      proxyCheck: proxyCheck({ trustProxy: config.trustProxy, logger, store }),
-      log: requestLogger(logger),
-      compress: compression(),
-      // The API and the health checks answer with a few hundred bytes of JSON or a redirect, under
-      // compression's 1 KB threshold, so it would never compress them; wrapping each answer anyway
-      // cost a signup ~10 % of its CPU (bench/RESULTS.md, "Signup throughput").
-      uncompressed: (path) => path.startsWith('/api/') || path === '/healthz' || path === '/readyz',
-      // The signup's exact path is answered from the front door, not through the router (front-door.ts).
-      postRoutes: new Map([['/api/subscribe', signupPost]]),
-    }),
-  );
+  app.use(requestLogger(logger));
+  app.use(securityHeaders(config, renderer.cacheable));
+  app.use(compression());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -217,36 +186,40 @@ export function createApp(deps: AppDeps) {
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
-  app.use(onlyItsPaths(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger })));
+  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
 
-  // The front door takes POST /api/subscribe itself; the router answers the other spellings it
-  // matches (/API/Subscribe, a trailing slash) the same way, and never the exact path a second time.
-  app.post('/api/subscribe', (req, res, next) => (req.path === '/api/subscribe' ? next() : signupPost(req, res, next)));
-  app.use(onlyItsPaths(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger })));
+  // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
+  // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
+  app.post(
+    '/api/subscribe',
+    refuseCrossSite(config.siteUrl),
+    signupGuard({
+      counters: store,
+      signup,
+      secret: config.unsubscribeSecret,
+      perMinute: config.rateLimitPerMinute,
+      knownPaths,
+      mode: config.signupConfirmation ?? 'single',
+      perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
+      logger,
+    }),
+    subscribeRoute({ knownPaths }),
+  );
+  app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
-  app.use(onlyItsPaths(subscriptionRouter(subscription)));
-  app.use(onlyItsPaths(subscriptionLinkRouter(subscription)));
+  app.use(subscriptionRouter(subscription));
+  app.use(subscriptionLinkRouter(subscription));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
-  app.use(
-    onlyItsPaths(
-      unsubscribeRouter({
-        store,
-        secret: config.unsubscribeSecret,
-        previousSecrets: config.unsubscribeSecretPrevious ? [config.unsubscribeSecretPrevious] : [],
-        siteUrl: config.siteUrl,
-        logger,
-      }),
-    ),
-  );
+  app.use(unsubscribeRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, logger }));
   app.all('/api/subscribe', (_req, res) => {
     res.set('Allow', 'POST');
     sendError(res, 405, 'method_not_allowed', 'Sign up with a POST request, e.g. {"email": "you@example.com"}.');
   });
   app.all('/api/{*rest}', (_req, res) => sendError(res, 404, 'not_found', 'There is no such API endpoint.'));
-  app.use(onlyItsPaths(site.feeds));
-  app.use(onlyItsPaths(site.pageData));
+  app.use(site.feeds);
+  app.use(site.pageData);
   app.use(site.shareCards);
 
   serveAssets(app, assets);
@@ -254,20 +227,18 @@ export function createApp(deps: AppDeps) {
   app.use(trailingSlashRedirect);
 
   app.use(
-    onlyItsPaths(
-      previewRouter({
-        publicSite: site,
-        publishing,
-        renderer,
-        siteUrl: config.siteUrl,
-        secret: config.unsubscribeSecret,
-        sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
-        onRenderError,
-      }),
-    ),
+    previewRouter({
+      publicSite: site,
+      publishing,
+      renderer,
+      siteUrl: config.siteUrl,
+      secret: config.unsubscribeSecret,
+      sender: config.mailer?.from ?? DEFAULT_MAIL_FROM,
+      onRenderError,
+    }),
   );
   const weeks = { weekAt: site.site.weekAt, isPublicNow: site.site.isPublicNow, clock: publishing.clock };
-  app.use(onlyItsPaths(goLinksRouter({ ...weeks, store, siteUrl: config.siteUrl, secret: config.unsubscribeSecret, logger })));
+  app.use(goLinksRouter({ ...weeks, store, siteUrl: config.siteUrl, secret: config.unsubscribeSecret, logger }));
   app.get('/{*path}', site.pages);
   app.all('/{*path}', (_req, res) => {
     res.status(405).set('Allow', 'GET, HEAD').type('text').send('This address only answers GET and HEAD requests.');

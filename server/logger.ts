@@ -1,7 +1,9 @@
 // Structured JSON lines in production (pino), short readable lines in development. E-mail
 // addresses and secrets never reach a log line: known secret fields are redacted and any address
 // anywhere in the finished line (message, fields, error messages and stacks) is masked.
+import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
+import type { RequestHandler } from 'express';
 import pino, { type Logger } from 'pino';
 
 export type { Logger } from 'pino';
@@ -63,4 +65,21 @@ export function createLogger(options: { level: string; pretty: boolean; destinat
     },
     maskedLines(options.pretty ? readableLines(destination) : destination),
   );
+}
+
+/**
+ * One line per request when its answer has been sent: method, path (never the query: it can carry
+ * tokens), status and milliseconds.
+ */
+export function requestLogger(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const ms = performance.now() - started;
+      const { method, path } = req;
+      const status = res.statusCode;
+      logger.info({ method, path, status, ms: Math.round(ms * 10) / 10 }, `${method} ${path} ${status} ${ms.toFixed(1)}ms`);
+    });
+    next();
+  };
 }

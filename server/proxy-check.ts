@@ -16,7 +16,7 @@ export const TRUST_PROXY_WARNING =
 
 const carriesProxyHeaders = (headers: Record<string, unknown>) => headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined;
 
-/** Looks at each request's headers (server/front-door.ts runs it first); never answers one. */
+/** Looks at each request's headers (server/app.ts runs it first); never answers one. */
 export function proxyCheck({ trustProxy, logger, store }: { trustProxy: number; logger: Logger; store: Pick<SiteStore, 'recordServerNotice' | 'clearServerNotice'> }): (req: Request) => void {
   let seen = false;
   return (req) => {

@@ -10,7 +10,7 @@ import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
 import type { SignupOutcome } from '../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
 import type { LinkConfirmation } from './store/subscriber-links.ts';
-import type { SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
+import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -88,14 +88,14 @@ export function parseSignup(req: Request, res: Response, knownPaths: ReadonlySet
   return result;
 }
 
-/** An answer of the signup route: its status, its JSON body serialised once, and the form's outcome. */
+/** An answer of the signup route: its status, its JSON body, and the form's outcome. */
 export interface SignupAnswer {
   status: number;
-  json: string;
+  body: { status: string };
   outcome: SignupOutcome;
 }
 
-const signupAnswer = (status: number, body: { status: string }, outcome: SignupOutcome): SignupAnswer => ({ status, json: JSON.stringify(body), outcome });
+const signupAnswer = (status: number, body: { status: string }, outcome: SignupOutcome): SignupAnswer => ({ status, body, outcome });
 const SUBSCRIBED = signupAnswer(201, { status: 'subscribed' }, 'subscribed');
 const ALREADY_SUBSCRIBED = signupAnswer(409, { status: 'already_subscribed' }, 'already-subscribed');
 const CONFIRMATION_SENT = signupAnswer(202, { status: 'confirmation_sent' }, 'confirmation-sent');
@@ -109,7 +109,7 @@ export const DOUBLE_MODE_ANSWER = CONFIRMATION_SENT;
 /** Sends a signup answer: its JSON, or for the no-JavaScript form (`formPath`) a 303 back to its page. */
 export function sendSignupAnswer(res: Response, formPath: string | null, answer: SignupAnswer): void {
   if (formPath !== null) backToForm(res, formPath, answer.outcome);
-  else sendJsonText(res, answer.status, answer.json);
+  else res.status(answer.status).json(answer.body);
 }
 
 /** The answer a signup gets, by what the database decided (DESIGN.md's HTTP contract). */
@@ -127,18 +127,6 @@ export function answerFor(decision: SignupDecision): SignupAnswer {
   }
 }
 
-/**
- * Writes JSON already serialised, with the status and headers res.json gives it: the signup's
- * answers are fixed texts, so each request skips the serialising and Express's send (its content
- * type lookup, a Buffer copy for the ETag hook, the freshness check). Given as a list to
- * writeHead, its headers and the security headers added there (server/front-door.ts) go out
- * without a per-request header dictionary, unless the answer already holds headers (Retry-After).
- */
-export function sendJsonText(res: Response, status: number, json: string): void {
-  res.writeHead(status, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json))]);
-  res.end(json);
-}
-
 export interface SignupServiceOptions {
   store: SiteStore;
   /** SIGNUP_CONFIRMATION. */
@@ -152,17 +140,12 @@ export interface SignupServiceOptions {
 
 export interface SignupService {
   /**
-   * A signup from the site or the API, in the operator's mode. `ridden`: its row as prepared for
-   * its limit counts' statement (rideAlong) and what that statement did with it; a row it did not
-   * write is signed up here, from the same prepared row.
+   * A post to POST /api/subscribe, in the operator's mode: counted against its network address and
+   * its mailbox and, within both limits, signed up, in one call to the store.
    */
-  signUp(email: string, sourcePath: string, ip: string | undefined, ridden?: SignupRide): Promise<SignupDecision>;
-  /**
-   * The row a signup would write, for the limit counts' statement to write along (one round trip
-   * for a new address): only in single mode without a welcome e-mail, where a new address needs
-   * nothing but its row; otherwise null.
-   */
-  rideAlong(email: string, sourcePath: string, ip: string | undefined): Promise<SignupRequest> | null;
+  signUpCounted(email: string, sourcePath: string, ip: string | undefined, limits: { network: RateLimit; mailbox: RateLimit }): Promise<CountedSignup>;
+  /** A signup in the operator's mode with no limit counted ("Subscribe again" in double mode). */
+  signUp(email: string, sourcePath: string, ip: string | undefined): Promise<SignupDecision>;
   /** The confirmation button of a link made for link version `version` (undefined: mailed before versions). */
   confirm(subscriberId: string, version: number | undefined, ip: string | undefined): Promise<LinkConfirmation | null>;
   /**
@@ -172,17 +155,8 @@ export interface SignupService {
   resubscribe(details: SubscriberDetails, ip: string | undefined): Promise<'resubscribed' | 'confirmation_sent' | 'nothing_sent'>;
 }
 
-/** A row that rode in its limit counts' statement: the row, and the id that statement made active, or null when it did not write it. */
-export interface RiddenSignup {
-  row: SignupRequest;
-  subscriberId: string | null;
-}
-
-/** What the signup guard leaves on res.locals.signupRide for the route; null when the statement failed (nothing was written). */
-export type SignupRide = Promise<RiddenSignup | null>;
-
-const queuesMail = (decision: SignupDecision, welcome: boolean) =>
-  decision.outcome === 'send_confirmation' || (welcome && decision.outcome === 'subscribed');
+const queuesMail = (decision: SignupDecision | null, welcome: boolean) =>
+  decision !== null && (decision.outcome === 'send_confirmation' || (welcome && decision.outcome === 'subscribed'));
 
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
   /** The row a signup from the site or the API writes, in the operator's mode. */
@@ -196,15 +170,17 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
   });
 
   return {
-    async signUp(email, sourcePath, ip, ridden) {
-      const ride = await ridden;
-      if (ride?.subscriberId) return { outcome: 'subscribed', subscriberId: ride.subscriberId };
-      const decision = await store.signUp(ride?.row ?? (await requestFor(email, sourcePath, ip)));
+    async signUpCounted(email, sourcePath, ip, { network, mailbox }) {
+      const counted = await store.signUpCounted(network, mailbox, await requestFor(email, sourcePath, ip));
+      if (queuesMail(counted.decision, welcome)) outbox.wake();
+      return counted;
+    },
+
+    async signUp(email, sourcePath, ip) {
+      const decision = await store.signUp(await requestFor(email, sourcePath, ip));
       if (queuesMail(decision, welcome)) outbox.wake();
       return decision;
     },
-
-    rideAlong: (email, sourcePath, ip) => (mode !== 'single' || welcome ? null : requestFor(email, sourcePath, ip)),
 
     async confirm(subscriberId, version, ip) {
       const result = await store.confirmByLink(subscriberId, version, keys.networkHash(ip), welcome);
@@ -218,7 +194,7 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
       if (result?.activated && welcome) outbox.wake();
       if (result?.activated || result?.status === 'active') return 'resubscribed';
       // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
-      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email) });
+      const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email), owner: true });
       if (!queuesMail(decision, false)) return 'nothing_sent';
       outbox.wake();
       return 'confirmation_sent';

@@ -12,6 +12,11 @@ import { loadMigrations, migrate, MigrationLockTimeoutError, pendingMigrations, 
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import type { SqlClient, SqlExecutor } from '../server/store/sql-client.ts';
+import { recaps } from '../content/index.ts';
+import { runWeeklyDigest } from '../jobs/digest/run.ts';
+import { OutboxMailer } from '../server/mail/outbox.ts';
+import { sqlStore } from '../server/store/sql-store.ts';
+import { readOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { createSupabaseRoles } from './support/supabase-roles.ts';
 import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
@@ -127,6 +132,7 @@ for (const kind of kinds) {
           { relname: 'email_engagement_receipts', relrowsecurity: true },
           { relname: 'email_events', relrowsecurity: true },
           { relname: 'email_signups', relrowsecurity: true },
+          { relname: 'email_signups_merged', relrowsecurity: true },
           { relname: 'link_click_window', relrowsecurity: true },
           { relname: 'link_clicks', relrowsecurity: true },
           { relname: 'mail_outbox', relrowsecurity: true },
@@ -166,9 +172,11 @@ for (const kind of kinds) {
           'email_signups_bump_link_version',
           'email_signups_normalise_email',
           'forget_deleted_subscribers',
+          'forget_merged_signups',
           'import_subscribers',
           'list_subscribers',
           'mailbox_hash_key',
+          'mailbox_key',
           'mark_subscriber_left',
           'outbox_claim',
           'outbox_enqueue',
@@ -190,16 +198,9 @@ for (const kind of kinds) {
           'server_notice_clear',
           'server_notice_record',
           'server_notices',
-          'signup_counted_list',
-          'signup_counted_many',
+          'signup_counted',
+          'signup_decide',
           'signup_rate_limit_hit',
-          'signup_rate_limit_hit_list',
-          'signup_rate_limit_hit_many',
-          'signup_rate_limit_peek',
-          'signup_rate_limit_reset',
-          'signup_subscriber',
-          'signup_subscriber_welcome',
-          'signup_subscribers_many',
           'subscriber_by_email',
           'subscriber_by_id',
           'subscriber_details',
@@ -208,53 +209,6 @@ for (const kind of kinds) {
           'subscriber_link_target',
           'use_subscriber_link',
         ]);
-      } finally {
-        await drop();
-      }
-    });
-
-    it("make the signup statement's plans once per connection: its functions are PL/pgSQL and ask for generic plans", async () => {
-      // 20261127000010: an SQL-language function with a SET clause was parsed and planned on every
-      // call, and array-taking PL/pgSQL statements were planned afresh each time (custom plans).
-      const signupStatement = ['signup_counted_list', 'signup_counted_many', 'signup_rate_limit_hit_list', 'signup_rate_limit_hit_many', 'signup_subscribers_many'];
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client);
-        const functions = await client.query<{ proname: string; language: string; settings: string[] | null }>(
-          `select p.proname, l.lanname as language, p.proconfig as settings from pg_proc p join pg_language l on l.oid = p.prolang
-           where p.pronamespace = 'public'::regnamespace and p.proname = any($1)
-           order by p.proname`,
-          [signupStatement],
-        );
-        expect(functions.rows).toEqual(
-          signupStatement.map((proname) => ({
-            proname,
-            language: 'plpgsql',
-            settings: expect.arrayContaining(['search_path=""', 'plan_cache_mode=force_generic_plan']),
-          })),
-        );
-      } finally {
-        await drop();
-      }
-    });
-
-    it('keep the signup statement of the previous release answering as it did, for servers not yet replaced in a rolling deploy', async () => {
-      // 20261127001010 moved the server to signup_counted_list (answers in arrays); a server of the
-      // previous release still calls signup_counted_many and reads its objects by key and address.
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client);
-        const answer = await client.query<{ answer: { counts: Record<string, { points: number; ms_left: number }>; activated: Record<string, string> } }>(
-          `select public.signup_counted_many(
-             p_keys := $1, p_points := $2, p_window_ms := $3, p_emails := $4, p_sources := $5, p_network_hashes := $6,
-             p_address_hashes := $7::jsonb, p_limits := $8::jsonb) as answer`,
-          [['rolling-network', 'rolling-mailbox'], [1, 1], [60_000, 86_400_000], ['rolling@example.com'], ['/'], [null], JSON.stringify([['rolling-hash']]), JSON.stringify([[['rolling-network', 0, 10], ['rolling-mailbox', 0, 3]]])],
-        );
-        const { counts, activated } = answer.rows[0]!.answer;
-        expect(Object.keys(counts).sort()).toEqual(['rolling-mailbox', 'rolling-network']);
-        expect(counts['rolling-mailbox']).toMatchObject({ points: 1 });
-        const row = await client.query<{ id: string }>(`select id::text as id from public.email_signups where email = 'rolling@example.com'`);
-        expect(activated).toEqual({ 'rolling@example.com': row.rows[0]!.id });
       } finally {
         await drop();
       }
@@ -292,6 +246,7 @@ for (const kind of kinds) {
           'welcomed_at',
           'status',
           'link_version',
+          'mailbox',
         ]);
         const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
         expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);
@@ -371,6 +326,74 @@ for (const kind of kinds) {
           { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
           { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
         ]);
+      } finally {
+        await drop();
+      }
+    });
+
+    it('merge the spellings of one mailbox into one row (issue 42): a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
+      const { client, drop } = await kind.create();
+      try {
+        await migrate(client, migrations.filter((m) => m.version < '20261128001020'));
+        const id = (n: number) => `00000000-0000-4000-8000-0000000001${String(n).padStart(2, '0')}`;
+        // pat: one spelling active, the other complained. lee: one spelling unsubscribed long ago, the other active since.
+        await client.exec(`insert into public.email_signups (id, email, created_at, confirmed_at, unsubscribed_at, unsubscribe_reason, signup_ip_hash) values
+            ('${id(1)}', 'pat.probe@gmail.com', '2025-01-01T00:00:00Z', null, null, null, 'net-pat-1'),
+            ('${id(2)}', 'patprobe+news@googlemail.com', '2025-02-01T00:00:00Z', null, '2025-03-01T00:00:00Z', 'complained', 'net-pat-2'),
+            ('${id(3)}', 'lee@example.org', '2024-01-01T00:00:00Z', null, '2024-02-01T00:00:00Z', 'unsubscribed', 'net-lee-3'),
+            ('${id(4)}', 'lee+weekly@example.org', '2025-05-01T00:00:00Z', null, null, null, 'net-lee-4');
+          insert into public.digest_deliveries (recap_date, subscriber_id) values
+            ('2025-06-30', '${id(1)}'), ('2025-06-30', '${id(2)}'), ('2025-07-07', '${id(4)}'), ('2024-01-22', '${id(3)}');`);
+        const history = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+        await migrate(client);
+
+        const rows = await client.query<{ id: string; email: string; status: string }>('select id::text, email, status from public.email_signups order by email');
+        expect(rows.rows).toEqual([
+          { id: id(3), email: 'lee@example.org', status: 'active' },
+          { id: id(1), email: 'pat.probe@gmail.com', status: 'complained' },
+        ]);
+        // Every row kept as it was, with the delivery the kept row already had for that recap.
+        const merged = await client.query<{ id: string; merged_into: string; email: string; signup_ip_hash: string; deliveries: unknown[] }>(
+          "select id, merged_into, original->>'email' as email, original->>'signup_ip_hash' as signup_ip_hash, original->'deliveries' as deliveries from public.email_signups_merged order by id",
+        );
+        expect(merged.rows.map(({ id: mergedId, merged_into, email, signup_ip_hash, deliveries }) => [mergedId, merged_into, email, signup_ip_hash, deliveries.length])).toEqual([
+          [id(2), id(1), 'patprobe+news@googlemail.com', 'net-pat-2', 1],
+          [id(4), id(3), 'lee+weekly@example.org', 'net-lee-4', 0],
+        ]);
+        const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
+          "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1, 2",
+        );
+        expect(ledger.rows).toEqual([
+          { recap_date: '2024-01-22', subscriber_id: id(3) },
+          { recap_date: '2025-06-30', subscriber_id: id(1) },
+          { recap_date: '2025-07-07', subscriber_id: id(3) },
+        ]);
+        // The state history of both spellings now belongs to the kept row (and the merge's own change is added).
+        const after = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+        const before = new Map(history.rows.map((row) => [row.subscriber_id, row.n]));
+        expect(after.rows.map((row) => row.subscriber_id)).toEqual([id(1), id(3)]);
+        expect(after.rows[0]!.n).toBeGreaterThanOrEqual(before.get(id(1))! + before.get(id(2))!);
+        expect(after.rows[1]!.n).toBeGreaterThanOrEqual(before.get(id(3))! + before.get(id(4))!);
+        // It cannot recur: another spelling of a mailbox on the list is refused by the unique index.
+        await expect(client.query("insert into public.email_signups (email) values ('p.a.t.probe@gmail.com')")).rejects.toMatchObject({ code: '23505' });
+        // The next digest, run as Monday's job runs it: the active mailbox gets one copy, at the address kept; the complainer none.
+        const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-merged-digest-'));
+        try {
+          const report = await runWeeklyDigest({
+            store: sqlStore(kind.name === 'PGlite' ? 'pglite' : 'postgres', client),
+            mailer: new OutboxMailer({ dir: digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
+            recaps,
+            now: new Date('2025-07-15T09:00:00Z'),
+            siteUrl: 'https://launchedweekly.test',
+            unsubscribeSecret: 'merged-mailbox-test-secret-0123456789abcdef',
+            mode: 'scheduled',
+            freshnessDays: 7,
+          });
+          expect(report.sent).toBe(1);
+          expect((await readOutbox(digestOutbox)).map((eml) => eml.to)).toEqual(['lee@example.org']);
+        } finally {
+          await rm(digestOutbox, { recursive: true, force: true });
+        }
       } finally {
         await drop();
       }

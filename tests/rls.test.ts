@@ -56,7 +56,7 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
     it('may not touch the signup limits', async () => {
       await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
       await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "select public.signup_rate_limit_reset('k')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)")).rejects.toMatchObject(DENIED);
     });
 
     it('may not read, change or delete subscribers', async () => {
@@ -144,7 +144,7 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
       expect(lease.status).toBe(401);
       expect(await lease.json()).toMatchObject({ code: '42501' });
 
-      const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_reset', { method: 'POST', body: JSON.stringify({ p_key: 'k' }) });
+      const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_hit', { method: 'POST', body: JSON.stringify({ p_key: 'k', p_points: 1, p_window_ms: 60000 }) });
       expect(limit.status).toBe(401);
 
       // Nothing the anon key sent became a row, active or otherwise.

@@ -145,58 +145,40 @@ for (const backend of backends) {
       expect(first.msLeft).toBeLessThanOrEqual(60_000);
       const raced = await Promise.all(Array.from({ length: 40 }, () => store.hitRateLimit('contract-key', 1, 60_000, false)));
       expect(raced.map((hit) => hit.points).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
-      expect(await store.peekRateLimit('contract-key')).toMatchObject({ points: 41 });
-      expect(await store.peekRateLimit('another-key')).toBeNull();
       // A forced hit starts the window again.
       expect(await store.hitRateLimit('contract-key', 2, 60_000, true)).toMatchObject({ points: 2 });
-      expect(await store.resetRateLimit('contract-key')).toBe(true);
-      expect(await store.resetRateLimit('contract-key')).toBe(false);
-      expect(await store.peekRateLimit('contract-key')).toBeNull();
+      expect(await store.hitRateLimit('contract-key', 1, 60_000, false)).toMatchObject({ points: 3 });
     });
 
-    it('counts several keys in one statement, and racing batches on one key lose no point', async () => {
-      const first = await store.hitRateLimits([
-        { key: 'batch-a', points: 2, windowMs: 60_000 },
-        { key: 'batch-b', points: 1, windowMs: 86_400_000 },
-      ]);
-      expect(first.map((count) => count.points)).toEqual([2, 1]);
-      expect(first[1]!.msLeft).toBeGreaterThan(86_000_000);
-      const raced = await Promise.all(Array.from({ length: 20 }, () => store.hitRateLimits([{ key: 'batch-b', points: 1, windowMs: 86_400_000 }, { key: 'batch-a', points: 3, windowMs: 60_000 }])));
-      expect(raced.map(([b]) => b!.points).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
-      expect(await store.peekRateLimit('batch-a')).toMatchObject({ points: 62 });
-    });
+    it('counts a signup against its network address and mailbox and writes its row in one call, only within both limits', async () => {
+      const network = (n: number) => ({ key: `counted-network-${n}`, limit: 2, windowMs: 60_000 });
+      const mailbox = (n: number) => ({ key: `counted-mailbox-${n}`, limit: 1, windowMs: 86_400_000 });
+      const request = (email: string) => ({ email, source: '/', mode: 'single' as const, networkHash: null, addressHashes: [`counted-hash-${email}`] });
 
-    it("counts a moment's signups and writes the rows within their limits in one statement, answering in the order asked", async () => {
-      expect(await addSignup(store, 'listed@example.com', '/')).toBe('subscribed');
-      // The second row's mailbox has used its day already.
-      await store.hitRateLimit('moment-mailbox-2', 3, 86_400_000, false);
-      const hits = ['moment-network-1', 'moment-mailbox-1', 'moment-network-2', 'moment-mailbox-2', 'moment-network-3', 'moment-mailbox-3'].map((key) => ({
-        key,
-        points: 1,
-        windowMs: key.includes('network') ? 60_000 : 86_400_000,
-      }));
-      const row = (email: string, n: number) => ({
-        row: { email, source: '/', networkHash: null, addressHashes: [`moment-address-hash-${n}`] },
-        limits: [
-          { key: `moment-network-${n}`, later: 0, limit: 10 },
-          { key: `moment-mailbox-${n}`, later: 0, limit: 3 },
-        ],
-      });
-      // A limit under a key the statement does not count is read as over it.
-      const uncounted = { ...row('moment-uncounted@example.com', 1), limits: [{ key: 'moment-not-counted', later: 0, limit: 10 }] };
-      const answer = await store.hitRateLimitsAndSignUp(hits, [row('moment-new@example.com', 1), row('moment-over@example.com', 2), row('listed@example.com', 3), uncounted]);
-      expect(answer.counts.map((count) => count.points)).toEqual([1, 1, 1, 4, 1, 1]);
-      // Written, over its mailbox's limit, already on the list, and uncounted: only the first has a new id.
-      const written = await store.findSubscriberByEmail('moment-new@example.com');
-      expect(answer.subscriberIds).toEqual([written!.id, null, null, null]);
-      expect(await store.findSubscriberByEmail('moment-over@example.com')).toBeNull();
-      expect(await store.findSubscriberByEmail('moment-uncounted@example.com')).toBeNull();
+      const first = await store.signUpCounted(network(1), mailbox(1), request('counted-new@example.com'));
+      const written = await store.findSubscriberByEmail('counted-new@example.com');
+      expect(first).toEqual({ network: { points: 1, msLeft: expect.any(Number) }, mailbox: { points: 1, msLeft: expect.any(Number) }, decision: { outcome: 'subscribed', subscriberId: written!.id } });
+      expect(first.mailbox!.msLeft).toBeGreaterThan(86_000_000);
+
+      // The mailbox has used its day: counted, not written.
+      const overMailbox = await store.signUpCounted(network(1), mailbox(1), request('counted-other-spelling@example.com'));
+      expect(overMailbox).toMatchObject({ network: { points: 2 }, mailbox: { points: 2 }, decision: null });
+      expect(await store.findSubscriberByEmail('counted-other-spelling@example.com')).toBeNull();
+
+      // The network address is over its limit: the mailbox is not counted, nothing is written.
+      const overNetwork = await store.signUpCounted(network(1), mailbox(2), request('counted-third@example.com'));
+      expect(overNetwork).toMatchObject({ network: { points: 3 }, mailbox: null, decision: null });
+      expect(await store.findSubscriberByEmail('counted-third@example.com')).toBeNull();
+      expect((await store.signUpCounted(network(2), mailbox(2), request('counted-third@example.com'))).mailbox).toMatchObject({ points: 1 });
+
+      // An address already on the list: counted, and decided as any signup.
+      const again = await store.signUpCounted(network(3), mailbox(3), request('counted-new@example.com'));
+      expect(again.decision).toEqual({ outcome: 'already_subscribed', subscriberId: written!.id });
     });
 
     it('starts a signup-limit window again once it has run out', async () => {
       expect(await store.hitRateLimit('short-window', 5, 50, false)).toMatchObject({ points: 5 });
       await new Promise((resolve) => setTimeout(resolve, 120));
-      expect(await store.peekRateLimit('short-window')).toBeNull();
       const fresh = await store.hitRateLimit('short-window', 1, 60_000, false);
       expect(fresh.points).toBe(1);
       expect(fresh.msLeft).toBeGreaterThan(50_000);
@@ -239,8 +221,7 @@ for (const backend of backends) {
     });
 
     it('answers each of 300 concurrent signups over 100 addresses as if they came one by one', async () => {
-      // Enough at once that the SQL backends write most of them as multi-row statements
-      // (server/store/signup-batcher.ts): duplicates inside one statement, a returning reader.
+      // Enough at once that many race on the same row: duplicates at the same moment, a returning reader.
       const addresses = Array.from({ length: 100 }, (_, i) => `crowd${i}@batch.example`);
       await addSignup(store, addresses[0]!, '/');
       const returning = (await store.findSubscriberByEmail(addresses[0]!))!;
@@ -520,7 +501,7 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
 
     expect(fake.requests.length).toBeGreaterThan(8);
     expect(fake.requests.filter((r) => r.role !== 'service_role')).toEqual([]);
-    expect(fake.requests.filter((r) => r.path.startsWith('/rest/v1/rpc/signup_subscriber'))).toHaveLength(3);
+    expect(fake.requests.filter((r) => r.path.startsWith('/rest/v1/rpc/signup_decide'))).toHaveLength(3);
     expect(fake.requests.filter((r) => r.path.startsWith('/rest/v1/rpc/signup_rate_limit_hit'))).toHaveLength(1);
   });
 

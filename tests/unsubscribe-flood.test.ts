@@ -20,7 +20,7 @@ describe('5,000 one-click unsubscribes from 3 network addresses', () => {
     server = await startTestServer({ config: { rateLimitPerMinute: 10 } });
     agents = ADDRESSES.map((address) => agentFrom(address));
     const emails = Array.from({ length: SUBSCRIBERS }, (_, i) => `one.click.${i}@example.com`);
-    // Concurrent signups are written as multi-row statements (server/store/signup-batcher.ts).
+    // Concurrent signups race on their rows.
     await Promise.all(emails.map((email) => addSignup(server.store, email, '/')));
   });
 

@@ -10,17 +10,15 @@
 // the window has passed, so every replica and a restarted server share it.
 import { createHmac, createSecretKey } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import { isbot } from 'isbot';
 import { goDestination } from '../../content/go-links.ts';
 import type { Recap } from '../../content/schema.ts';
+import { networkAddressKey } from '../abuse/network-address-key.ts';
 import type { Logger } from '../logger.ts';
 import type { SiteStore } from '../store/types.ts';
 
 /** A reader who clicks the same launch again within ten minutes is one click; a day later it is two. */
 export const CLICK_WINDOW_SECONDS = 600;
-// One network of IPv6 addresses is one client, as the signup limits have it (abuse/signup-guard.ts).
-const IPV6_SUBNET = 56;
 
 export interface GoLinksOptions {
   store: Pick<SiteStore, 'recordLinkClick'>;
@@ -45,7 +43,7 @@ function notAClick(req: Request): boolean {
 export function goLinksRouter({ store, weekAt, isPublicNow, clock, siteUrl, secret, logger }: GoLinksOptions): Router {
   const key = createSecretKey(createHmac('sha256', secret).update('launched-weekly key\0link click window').digest());
   const clickKey = (ip: string, week: string, entry: string) =>
-    createHmac('sha256', key).update(`${ipKeyGenerator(ip, IPV6_SUBNET)}\0${week}\0${entry}`).digest('base64url');
+    createHmac('sha256', key).update(`${networkAddressKey(ip)}\0${week}\0${entry}`).digest('base64url');
   const router = express.Router();
 
   router.get('/go/:slug/:entry', async (req: Request<{ slug: string; entry: string }>, res: Response, next) => {

@@ -20,19 +20,14 @@ const functionsOf = new WeakMap<Store, CallFunction>();
 
 export interface Backend extends StoreTransport {
   call: CallFunction;
-  /**
-   * Group-commit single-mode signups (signup-batcher.ts), this many statements in flight at once:
-   * worth it where a round trip is cheap and rows are many; 0 writes each signup on its own.
-   */
-  signupStatementsInFlight: number;
 }
 
-export function storeOver({ call, signupStatementsInFlight, backend, checkReady, close }: Backend): Store {
+export function storeOver({ call, backend, checkReady, close }: Backend): Store {
   const store: Store = {
     backend,
     checkReady,
     close,
-    ...subscriberStore(call, { signupStatementsInFlight }),
+    ...subscriberStore(call),
     ...mailboxKeyStore(call),
     ...pendingSignupStore(call),
     ...digestBatchStore(call),

@@ -3,7 +3,6 @@
 // assembles them). What is left here is the transport: calling, error mapping, readiness.
 import { pendingMigrations } from './migrate.ts';
 import { storeOver } from './operations.ts';
-import { SIGNUP_STATEMENTS_IN_FLIGHT, SIGNUP_STATEMENTS_IN_FLIGHT_EMBEDDED } from './subscribers.ts';
 import { sqlState, type SqlClient } from './sql-client.ts';
 import { MigrationsPendingError, StoreUnavailableError, type Store } from './types.ts';
 
@@ -64,7 +63,6 @@ export function sqlStore(backend: 'pglite' | 'postgres', client: SqlClient): Sto
   return storeOver({
     backend,
     call,
-    signupStatementsInFlight: backend === 'postgres' ? SIGNUP_STATEMENTS_IN_FLIGHT : SIGNUP_STATEMENTS_IN_FLIGHT_EMBEDDED,
     async checkReady() {
       let pending: string[];
       try {

@@ -5,9 +5,8 @@
 import * as z from 'zod';
 import { normalizeEmail } from '../../content/email-address.ts';
 import type { CallFunction } from './call-function.ts';
-import { SignupBatcher, type SignupRow } from './signup-batcher.ts';
+import { rateLimitCount } from './rate-limit-counters.ts';
 import {
-  StoreUnavailableError,
   SUBSCRIBER_STATUSES,
   type Activation,
   type RemovalReason,
@@ -29,17 +28,6 @@ const ACTIVATE_FROM = {
   // undone this way; a bounce or a complaint needs a fresh confirmation.
   resubscribe: ['unsubscribed', 'pending'],
 } as const satisfies Record<string, readonly SubscriberStatus[]>;
-
-/**
- * Signup statements in flight at once on PostgreSQL (signup-batcher.ts): signups that arrive while
- * they run join the next one. Measured with `npm run bench -- signup` (every defence on, 50
- * connections, a 2-core machine shared with other work, one run each): 1 in flight 3,479 signups/s,
- * 2 → 3,544, 3 → 5,444, 5 → 5,380. With one, each signup waited for the statement before its own
- * to commit; with three, the database works on one while the next is on its way. The embedded
- * database runs one statement at a time anyway (SIGNUP_STATEMENTS_IN_FLIGHT_EMBEDDED).
- */
-export const SIGNUP_STATEMENTS_IN_FLIGHT = 3;
-export const SIGNUP_STATEMENTS_IN_FLIGHT_EMBEDDED = 1;
 
 const instant = z.string().transform((value) => new Date(value));
 const maybeInstant = instant.nullable();
@@ -87,6 +75,9 @@ const decisionRow = z
   .object({ id: z.union([z.string(), z.number()]), outcome: z.enum(['subscribed', 'already_subscribed', 'send_confirmation', 'nothing_to_send']) })
   .transform((row): SignupDecision => ({ subscriberId: String(row.id), outcome: row.outcome }));
 
+/** signup_counted's answer: the counts it took and, within both limits, the decision. */
+const countedRow = z.object({ network: z.unknown(), mailbox: z.unknown().optional(), decision: decisionRow.optional() });
+
 const activationRow = z.object({ email: z.string(), status, activated: z.boolean() }).nullable();
 
 function countsByStatus(counted: Partial<Record<string, number>>): SubscriberCounts {
@@ -100,50 +91,36 @@ export async function listSubscribers(call: CallFunction, afterId: string | null
   return z.array(recordRow).parse(await call('list_subscribers', { p_after: afterId, p_limit: limit, p_active_only: activeOnly }));
 }
 
-/**
- * The subscriber operations. `signupStatementsInFlight`: single-mode signups that arrive together
- * are written as one statement (signup-batcher.ts), up to that many statements at once, for a
- * backend where a round trip costs more than a row; 0 writes each signup on its own.
- */
-export function subscriberStore(call: CallFunction, { signupStatementsInFlight }: { signupStatementsInFlight: number }): SubscriberStore {
-  const decide = async (request: SignupRequest) =>
-    decisionRow.parse(
-      await call('signup_subscriber_welcome', {
-        p_email: request.email,
-        p_source: request.source,
-        p_mode: request.mode,
-        p_network_hash: request.networkHash,
-        p_address_hashes: [...request.addressHashes],
-        p_welcome: request.welcome === true,
-      }),
-    );
-  const many = async (rows: readonly SignupRow[]) => {
-    const activated = await call('signup_subscribers_many', {
-      p_emails: rows.map((row) => row.email),
-      p_sources: rows.map((row) => row.source),
-      p_network_hashes: rows.map((row) => row.networkHash),
-      // Every hash of every row (the mailbox's and any older ones), as JSON: [[…], […], …].
-      p_address_hashes: rows.map((row) => [...row.addressHashes]),
-    });
-    return new Map(Object.entries(z.record(z.string(), z.string()).parse(activated)));
-  };
-  // A lone single-mode signup: the same plain insert as a group (the common case, a new address,
-  // costs one cheap statement); only a row it does not activate goes to the signup function.
-  const one = async (row: SignupRow): Promise<SignupDecision> => {
-    const id = (await many([row])).get(row.email);
-    return id === undefined ? decide(row) : { outcome: 'subscribed', subscriberId: id };
-  };
-  const batcher =
-    signupStatementsInFlight > 0
-      ? new SignupBatcher({ one, decide, many, isUnavailable: (error) => error instanceof StoreUnavailableError }, signupStatementsInFlight)
-      : null;
+/** The signup's arguments as signup_decide (and signup_counted) take them. */
+const signupArgs = (request: SignupRequest) => ({
+  p_email: request.email,
+  p_source: request.source,
+  p_mode: request.mode,
+  p_network_hash: request.networkHash,
+  p_address_hashes: [...request.addressHashes],
+  p_welcome: request.welcome === true,
+});
+
+/** The subscriber operations. */
+export function subscriberStore(call: CallFunction): SubscriberStore {
   const find = async (name: string, args: Record<string, unknown>) => recordRow.nullable().parse(await call(name, args));
 
   return {
-    // Double mode (and the rarer cases of single mode) need the function's decisions; single
-    // mode's common case, a new address, is group-committed where the backend batches (unless its
-    // welcome is to be queued in the same transaction: signup_subscriber_welcome does that).
-    signUp: (request) => (batcher && request.mode === 'single' && !request.welcome ? batcher.add(request) : decide(request)),
+    signUp: async (request) => decisionRow.parse(await call('signup_decide', { ...signupArgs(request), p_owner: request.owner === true })),
+    async signUpCounted(network, mailbox, request) {
+      const answer = countedRow.parse(
+        await call('signup_counted', {
+          p_network_key: network.key,
+          p_network_limit: network.limit,
+          p_network_window_ms: Math.round(network.windowMs),
+          p_mailbox_key: mailbox.key,
+          p_mailbox_limit: mailbox.limit,
+          p_mailbox_window_ms: Math.round(mailbox.windowMs),
+          ...signupArgs(request),
+        }),
+      );
+      return { network: rateLimitCount(answer.network)!, mailbox: rateLimitCount(answer.mailbox), decision: answer.decision ?? null };
+    },
     async activateSubscriber(id, how, networkHash, welcome = false): Promise<Activation | null> {
       const args = { p_id: id, p_network_hash: networkHash, p_from: [...ACTIVATE_FROM[how]], p_confirmation: how === 'confirmation', p_welcome: welcome };
       return activationRow.parse(await call('activate_subscriber_welcome', args));

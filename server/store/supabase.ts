@@ -128,8 +128,6 @@ export async function openSupabaseStore(config: SupabaseStoreConfig): Promise<St
       if (answer.error) throw failure(`calling ${name}`, answer);
       return answer.data as unknown;
     },
-    // One signup per request: a group over HTTP would save little and decide the same.
-    signupStatementsInFlight: 0,
     checkReady: () => checkReady(service, migrationVersions),
     // Requests still in flight (a shutdown during a slow answer) end now instead of holding it up.
     // Without a reason the abort is an AbortError, which supabase-js does not retry.

@@ -1,7 +1,7 @@
 // The one storage interface the server and the job depend on. Three backends implement it:
 // PGlite (embedded default), Postgres (DATABASE_URL) and Supabase (REST with the project's keys).
 import type { PendingSignupStore } from './pending-signups.ts';
-import type { RateLimitCounters } from './rate-limit-counters.ts';
+import type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
@@ -36,6 +36,11 @@ export interface SignupRequest {
   addressHashes: readonly string[];
   /** WELCOME_EMAIL=on: an address this makes active has its welcome queued in the same transaction. */
   welcome?: boolean;
+  /**
+   * The owner's own "Subscribe again", from a page reached by a link mailed to them: only then may
+   * a complained mailbox be sent a confirmation. Never set for a signup from the site or the API.
+   */
+  owner?: boolean;
 }
 
 /**
@@ -48,6 +53,23 @@ export interface SignupRequest {
 export interface SignupDecision {
   outcome: 'subscribed' | 'already_subscribed' | 'send_confirmation' | 'nothing_to_send';
   subscriberId: string;
+}
+
+/** A limit: at most `limit` points per window of `windowMs` under `key` (a keyed hash). */
+export interface RateLimit {
+  key: string;
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * What a counted signup found: the network address's count; the mailbox's, when the network
+ * address was within its limit; the signup's decision, when both were.
+ */
+export interface CountedSignup {
+  network: RateLimitCount;
+  mailbox: RateLimitCount | null;
+  decision: SignupDecision | null;
 }
 
 /** What the owner's own step back onto the list found (`activated`: this call made it active). */
@@ -208,6 +230,13 @@ export interface SubscriberStore {
   signUp(request: SignupRequest): Promise<SignupDecision>;
 
   /**
+   * A post to POST /api/subscribe in one call: counts it against its network address, then
+   * (within that limit) against its mailbox, then (within both) signs it up as signUp does, in one
+   * transaction.
+   */
+  signUpCounted(network: RateLimit, mailbox: RateLimit, request: SignupRequest): Promise<CountedSignup>;
+
+  /**
    * The owner's step back onto the list: `confirmation` (the e-mailed button: from pending,
    * bounced or complained) or `resubscribe` ("Subscribe again" on their own page: from
    * unsubscribed or pending). Null when there is no such subscriber. With `welcome`, an address
@@ -289,6 +318,7 @@ export interface Store
 export type SiteStore = Pick<
   Store,
   | 'signUp'
+  | 'signUpCounted'
   | 'activateSubscriber'
   | 'subscriberDetails'
   | 'deleteSubscriber'

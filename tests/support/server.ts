@@ -1,10 +1,10 @@
 // Starts the real app (production build, real store) on a free loopback port for a test.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
-import { createAppServer } from '../../server/app-server.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
 import type { Publishing } from '../../server/published-site.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
@@ -28,7 +28,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
   const renderer = await loadBuiltRenderer();
   const logger = options.logger ?? createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: true });
   // Listen first: canonical links and redirects use SITE_URL, which in tests is the server itself.
-  const server = createAppServer();
+  const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -46,7 +46,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
   } as AppConfig;
   answerClientErrors(server);
   const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing });
-  server.serve(app);
+  server.on('request', app);
   return {
     url,
     store,
