@@ -5,20 +5,14 @@
 // that inbox (no confirmation, no welcome, no digest). A subscribed mailbox signed up under
 // another spelling answers "Already subscribed!" (single) or the usual 202 (double), keeps one row
 // and the address first subscribed.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/digest/run.ts';
-import { OutboxMailer } from '../server/mail/outbox.ts';
-import { readOutbox, settledOutbox } from './support/outbox.ts';
+import { digestRecipients } from './support/digest-run.ts';
+import { settledOutbox } from './support/outbox.ts';
+import { newWebhookSecret, postComplaint } from './support/resend-webhook.ts';
 import { appStoreKinds } from './support/store-backends.ts';
-import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
 
-const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
+const WEBHOOK_SECRET = newWebhookSecret();
 const GMAIL = /@g(oogle)?mail\.com$/i;
 
 async function signUp(server: TestServer, email: string, from: string) {
@@ -28,43 +22,6 @@ async function signUp(server: TestServer, email: string, from: string) {
     body: JSON.stringify({ email }),
   });
   return { status: response.status, body: (await response.json()) as unknown };
-}
-
-async function complaint(server: TestServer, email: string) {
-  const body = JSON.stringify({ type: 'email.complained', created_at: new Date().toISOString(), data: { email_id: randomUUID(), to: [email], subject: 'Launched Weekly' } });
-  const id = `msg_${randomBytes(8).toString('hex')}`;
-  const at = new Date();
-  const response = await fetch(`${server.url}/webhooks/resend`, {
-    method: 'POST',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'svix-id': id,
-      'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'svix-signature': new Webhook(WEBHOOK_SECRET).sign(id, at, body),
-    },
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
-
-/** The digest of the week of 14 July 2025, run as Monday's job would, into its own outbox: who got a copy. */
-async function digestRecipients(server: TestServer): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'lw-one-mailbox-digest-'));
-  try {
-    await runWeeklyDigest({
-      store: server.store,
-      mailer: new OutboxMailer({ dir, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-      recaps,
-      now: new Date('2025-07-15T09:00:00Z'),
-      siteUrl: server.url,
-      unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-      mode: 'scheduled',
-      freshnessDays: 7,
-    });
-    return (await readOutbox(dir)).map((eml) => eml.to).sort();
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 for (const kind of appStoreKinds) {
@@ -100,7 +57,7 @@ for (const kind of appStoreKinds) {
         expect(mailedBefore.length).toBeGreaterThan(0);
         expect(new Set(mailedBefore.map((eml) => eml.to))).toEqual(new Set(['pat.probe@gmail.com']));
 
-        expect(await complaint(server, 'pat.probe@gmail.com')).toMatchObject({ status: 200, body: { status: 'processed', removed: 1 } });
+        expect(await postComplaint(server, WEBHOOK_SECRET, 'pat.probe@gmail.com')).toMatchObject({ status: 200, body: { status: 'processed', removed: 1 } });
 
         for (const spelling of ['patprobe@gmail.com', 'Pat.Probe+x@gmail.com', 'P.A.T.Probe@GoogleMail.com']) {
           // Answered as a suppressed address always is: the double-mode answer, whatever the mode.

@@ -1,0 +1,30 @@
+// Monday's digest run against a test server's store, as the scheduled job runs it, into an outbox
+// of its own, so a test can see who got a copy.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { recaps } from '../../content/index.ts';
+import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { OutboxMailer } from '../../server/mail/outbox.ts';
+import { readOutbox } from './outbox.ts';
+import { TEST_UNSUBSCRIBE_SECRET, type TestServer } from './server.ts';
+
+/** The digest of the week of 14 July 2025, run on the Tuesday after as Monday's job would: the addresses sent a copy, sorted. */
+export async function digestRecipients(server: TestServer): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'lw-digest-recipients-'));
+  try {
+    await runWeeklyDigest({
+      store: server.store,
+      mailer: new OutboxMailer({ dir, from: 'Launched Weekly <digest@launchedweekly.test>' }),
+      recaps,
+      now: new Date('2025-07-15T09:00:00Z'),
+      siteUrl: server.url,
+      unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
+      mode: 'scheduled',
+      freshnessDays: 7,
+    });
+    return (await readOutbox(dir)).map((eml) => eml.to).sort();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
