@@ -51,9 +51,10 @@ describe('one line per bad value: variable, what it must be, an example', () => 
     ['DIGEST_CRON', 'every monday', /^DIGEST_CRON: must be a cron expression .* or off, e\.g\. "0 9 \* \* 1" for Mondays at 09:00$/],
     ['DIGEST_CRON', '0 25 * * 1', /^DIGEST_CRON: must be a cron expression/],
     ['DIGEST_TZ', 'Mars/Olympus_Mons', /^DIGEST_TZ: must be an IANA time zone, e\.g\. Europe\/Lisbon$/],
-    ['DIGEST_FRESHNESS_DAYS', '0', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 60, e\.g\. 7$/],
-    ['DIGEST_FRESHNESS_DAYS', 'a week', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 60, e\.g\. 7$/],
-    ['DIGEST_FRESHNESS_DAYS', '1.5', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 60/],
+    ['DIGEST_FRESHNESS_DAYS', '0', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000, e\.g\. 7$/],
+    ['DIGEST_FRESHNESS_DAYS', 'a week', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000, e\.g\. 7$/],
+    ['DIGEST_FRESHNESS_DAYS', '100001', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000/],
+    ['DIGEST_FRESHNESS_DAYS', '1.5', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000/],
     // Every duration has an upper bound: past 2^31 - 1 ms a timer fires at once, and a lease longer than a day fails every message.
     ['DIGEST_CATCHUP_HOURS', '200', /^DIGEST_CATCHUP_HOURS: must be a number of hours from 0 to 168, e\.g\. 6$/],
     ['DIGEST_CATCHUP_HOURS', '-1', /^DIGEST_CATCHUP_HOURS: must be a number of hours from 0 to 168/],
