@@ -97,6 +97,7 @@ export async function start() {
       logger,
       resume: { firstMs: config.digest.resumeFirstSeconds * 1000, maxMs: config.digest.resumeMaxSeconds * 1000 },
       operatorEmail: config.operatorEmail,
+      catchUpHours: config.digest.catchUpHours,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
   }

@@ -3,10 +3,35 @@
 export const ARCHIVE_PATH = '/archive';
 const ARCHIVE_SCROLL_KEY = 'launched-weekly:archive-scroll';
 
+/** The frame of a restore still under way (0: none). */
+let restoring = 0;
+
+/**
+ * Scrolls the archive back to `top`, again on each frame until the page is tall enough to get
+ * there (its cards may still be arriving: page data from a late request, images, fonts), for up to
+ * 3 seconds, and never against the reader: a wheel, touch or key stops it.
+ */
+export function restoreArchiveScroll(top: number): void {
+  cancelAnimationFrame(restoring);
+  const until = performance.now() + 3_000;
+  const stop = () => {
+    cancelAnimationFrame(restoring);
+    restoring = 0;
+    for (const type of ['wheel', 'touchstart', 'keydown'] as const) window.removeEventListener(type, stop);
+  };
+  for (const type of ['wheel', 'touchstart', 'keydown'] as const) window.addEventListener(type, stop, { passive: true, once: true });
+  const step = () => {
+    window.scrollTo(0, top);
+    if (Math.abs(window.scrollY - top) <= 1 || performance.now() > until) return stop();
+    restoring = requestAnimationFrame(step);
+  };
+  step();
+}
+
 export function saveArchiveScroll(): void {
   // Scroll events can arrive just after a navigation away (the next page resetting to the top);
-  // those positions are not the archive's.
-  if (window.location.pathname !== ARCHIVE_PATH) return;
+  // those positions are not the archive's. Nor are those of a page still too short for a restore.
+  if (window.location.pathname !== ARCHIVE_PATH || restoring !== 0) return;
   try {
     sessionStorage.setItem(ARCHIVE_SCROLL_KEY, String(Math.round(window.scrollY)));
   } catch {

@@ -37,7 +37,7 @@ export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox'>> & {
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail'>> & {
     /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
@@ -272,6 +272,7 @@ function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publi
     }),
     log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
     ...config.outbox,
+    operatorEmail: config.operatorEmail,
   });
   worker.start();
   return worker;

@@ -26,6 +26,17 @@ const urlWith = (protocols: string[], example: string) =>
     { message: `must be a ${protocols.map((protocol) => `${protocol}//`).join(' or ')} URL, e.g. ${example}` },
   );
 
+/**
+ * A duration in `unit`s between min and max. The upper bound matters as much as the lower: a timer
+ * set past 2^31 - 1 ms (~24.8 days) fires after 1 ms instead (a tight loop), and a lease or a wait
+ * longer than the thing it guards silently breaks it; one line names the whole range.
+ */
+const duration = (unit: 'seconds' | 'hours' | 'days', min: number, max: number, fallback: number, options: { int?: boolean } = {}) => {
+  const range = `must be a number of ${unit} from ${min} to ${max.toLocaleString('en-US')}, e.g. ${fallback}`;
+  const number = z.coerce.number({ message: range });
+  return (options.int ? number.int(range) : number).min(min, range).max(max, range).default(fallback);
+};
+
 const envSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'production', 'test'], { message: 'must be development, production or test, e.g. production' })
@@ -66,7 +77,11 @@ const envSchema = z.object({
         return false;
       }
     }, 'must be an IANA time zone, e.g. Europe/Lisbon'),
-  DIGEST_FRESHNESS_DAYS: z.coerce.number({ message: 'must be a number of days, e.g. 7' }).int().min(1, 'must be at least 1, e.g. 7').default(7),
+  // A window, not a timer: its bound only keeps the dates computed from it inside a Date's range;
+  // tests and back-fills send year-old weeks with a window of thousands of days.
+  DIGEST_FRESHNESS_DAYS: duration('days', 1, 100_000, 7, { int: true }),
+  // 0 turns catching up off; at most a week, since a tick older than that belongs to another week.
+  DIGEST_CATCHUP_HOURS: duration('hours', 0, 168, 6),
   TRUST_PROXY: z.coerce.number({ message: 'must be the number of proxies in front of the server, e.g. 1' }).int().min(0).max(10).default(0),
   RATE_LIMIT_PER_MINUTE: z.coerce
     .number({ message: 'must be a whole number of requests, e.g. 10' })
@@ -77,12 +92,13 @@ const envSchema = z.object({
     .enum(['single', 'double'], { message: 'must be single (subscribed at once) or double (confirmed by e-mail first), e.g. double' })
     .default('single'),
   WELCOME_EMAIL: z.enum(['on', 'off'], { message: 'must be on or off, e.g. on' }).default('off'),
-  OUTBOX_POLL_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 5' }).min(0.1, 'must be at least 0.1, e.g. 5').default(5),
-  OUTBOX_LEASE_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 60' }).int().min(1, 'must be at least 1, e.g. 60').default(60),
-  OUTBOX_RETRY_MAX_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 120' }).min(0.1, 'must be at least 0.1, e.g. 120').default(120),
+  OUTBOX_POLL_SECONDS: duration('seconds', 0.1, 3600, 5),
+  // A claim longer than an hour would keep a message from its retries for that long after a crash.
+  OUTBOX_LEASE_SECONDS: duration('seconds', 1, 3600, 60, { int: true }),
+  OUTBOX_RETRY_MAX_SECONDS: duration('seconds', 0.1, 86_400, 120),
   OPERATOR_EMAIL: optionalText.refine((v) => v === undefined || /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(v), 'must be an e-mail address, e.g. you@example.com'),
-  DIGEST_RESUME_FIRST_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 60' }).min(0.1, 'must be at least 0.1, e.g. 60').default(60),
-  DIGEST_RESUME_MAX_SECONDS: z.coerce.number({ message: 'must be a number of seconds, e.g. 1800' }).min(0.1, 'must be at least 0.1, e.g. 1800').default(1800),
+  DIGEST_RESUME_FIRST_SECONDS: duration('seconds', 0.1, 86_400, 60),
+  DIGEST_RESUME_MAX_SECONDS: duration('seconds', 0.1, 86_400, 1800),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -130,6 +146,8 @@ export interface Config {
     /** DIGEST_RESUME_FIRST_SECONDS / _MAX_SECONDS: when a stopped scheduled run is tried again. */
     resumeFirstSeconds: number;
     resumeMaxSeconds: number;
+    /** DIGEST_CATCHUP_HOURS: how old a missed tick may be and still be run when a server is back (0: never). */
+    catchUpHours: number;
   };
   /** OUTBOX_*: how the outbox of confirmation, welcome and operator e-mails is delivered. */
   outbox: { pollSeconds: number; leaseSeconds: number; retryMaxSeconds: number };
@@ -244,6 +262,7 @@ export async function parseConfig(
       freshnessDays: env.DIGEST_FRESHNESS_DAYS,
       resumeFirstSeconds: env.DIGEST_RESUME_FIRST_SECONDS,
       resumeMaxSeconds: env.DIGEST_RESUME_MAX_SECONDS,
+      catchUpHours: env.DIGEST_CATCHUP_HOURS,
     },
     outbox: { pollSeconds: env.OUTBOX_POLL_SECONDS, leaseSeconds: env.OUTBOX_LEASE_SECONDS, retryMaxSeconds: env.OUTBOX_RETRY_MAX_SECONDS },
     operatorEmail: env.OPERATOR_EMAIL,

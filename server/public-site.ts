@@ -2,6 +2,7 @@
 // the weeks public at the time of each request (server/published-site.ts). One page server, page
 // data source and pair of feeds per set of public weeks: a week turns public with no restart, and
 // no cache of ours serves the set before it once its time has come.
+import { posix } from 'node:path';
 import type { RequestHandler, Router } from 'express';
 import { createPageData, type PageDataSource } from '../content/page-data.ts';
 import type { Recap } from '../content/schema.ts';
@@ -40,6 +41,20 @@ export interface PublicSite {
 
 const SHARE_CARD = /^\/share\/(\d{4}-\d{2}-\d{2})\.png$/;
 
+/**
+ * A path as the static file server (express.static, through `send`) resolves it: percent-decoded,
+ * then joined to its root, which collapses `//`, `.` and `..`. The card's publication check must
+ * see the same file, or `/share//D.png` and `/share/%32…` would serve a coming week's card early.
+ * Null for a path `send` refuses itself (bad percent-encoding).
+ */
+function asStaticFile(path: string): string | null {
+  try {
+    return posix.normalize(decodeURIComponent(path));
+  } catch {
+    return null;
+  }
+}
+
 export function publicSite({ publishing, renderer, siteUrl, onRenderError }: PublicSiteOptions): PublicSite {
   const site = publishedSite<SiteSet>(publishing, (recaps) => {
     const { source } = createPageData(recaps);
@@ -62,7 +77,8 @@ export function publicSite({ publishing, renderer, siteUrl, onRenderError }: Pub
     }),
     pageData: pageDataRouter(() => site.current().site.pageData),
     shareCards: (req, res, next) => {
-      const date = SHARE_CARD.exec(req.path)?.[1];
+      const file = asStaticFile(req.path);
+      const date = file === null ? undefined : SHARE_CARD.exec(file)?.[1];
       const week = date === undefined ? undefined : site.weekOn(date);
       if (!week || site.isPublicNow(week)) {
         next();

@@ -132,4 +132,41 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
     }
     await context.close();
   });
+
+  // Issue 43, item 5: the reader's place, whatever source the archive's page data comes from on the
+  // way back (the browser's cache, or a fresh request that arrives late), and after a reload.
+  for (const dataDelayMs of [0, 800]) {
+    it(`restores the place of a card far down on Back and on reload (page data ${dataDelayMs ? `answered ${dataDelayMs} ms late` : 'as fast as it comes'})`, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+      if (dataDelayMs) {
+        await context.route('**/data/**', async (route) => {
+          await new Promise((resolve) => setTimeout(resolve, dataDelayMs));
+          await route.continue();
+        });
+      }
+      const page = await open(context, '/archive');
+      await hydrated(page);
+      const oldest = [...recaps].sort((a, b) => a.date.localeCompare(b.date))[0]!;
+      const card = page.getByRole('link', { name: `Read Recap: Week of ${formatWeekDate(oldest.date)}` });
+      await card.scrollIntoViewIfNeeded();
+      await page.mouse.wheel(0, 200);
+      await page.waitForFunction(() => window.scrollY > 1_400);
+      const place = await page.evaluate(() => window.scrollY);
+      await card.click();
+      await page.waitForURL(`${server.url}${oldest.path}`);
+      await page.waitForFunction(() => window.scrollY === 0);
+
+      await page.goBack();
+      await page.waitForURL(`${server.url}/archive`);
+      // The reader's place is back once the archive has drawn (within Playwright's wait, not a fixed time).
+      const nearPlace = () => page.waitForFunction((y) => Math.abs(window.scrollY - y) <= 60, place).catch(() => {});
+      await nearPlace();
+      expect(Math.abs((await page.evaluate(() => window.scrollY)) - place)).toBeLessThanOrEqual(60);
+
+      await page.reload({ waitUntil: 'networkidle' });
+      await nearPlace();
+      expect(Math.abs((await page.evaluate(() => window.scrollY)) - place)).toBeLessThanOrEqual(60);
+      await context.close();
+    });
+  }
 });

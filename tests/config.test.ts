@@ -51,8 +51,19 @@ describe('one line per bad value: variable, what it must be, an example', () => 
     ['DIGEST_CRON', 'every monday', /^DIGEST_CRON: must be a cron expression .* or off, e\.g\. "0 9 \* \* 1" for Mondays at 09:00$/],
     ['DIGEST_CRON', '0 25 * * 1', /^DIGEST_CRON: must be a cron expression/],
     ['DIGEST_TZ', 'Mars/Olympus_Mons', /^DIGEST_TZ: must be an IANA time zone, e\.g\. Europe\/Lisbon$/],
-    ['DIGEST_FRESHNESS_DAYS', '0', /^DIGEST_FRESHNESS_DAYS: must be at least 1, e\.g\. 7$/],
-    ['DIGEST_FRESHNESS_DAYS', 'a week', /^DIGEST_FRESHNESS_DAYS: must be a number of days, e\.g\. 7$/],
+    ['DIGEST_FRESHNESS_DAYS', '0', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000, e\.g\. 7$/],
+    ['DIGEST_FRESHNESS_DAYS', 'a week', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000, e\.g\. 7$/],
+    ['DIGEST_FRESHNESS_DAYS', '100001', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000/],
+    ['DIGEST_FRESHNESS_DAYS', '1.5', /^DIGEST_FRESHNESS_DAYS: must be a number of days from 1 to 100,000/],
+    // Every duration has an upper bound: past 2^31 - 1 ms a timer fires at once, and a lease longer than a day fails every message.
+    ['DIGEST_CATCHUP_HOURS', '200', /^DIGEST_CATCHUP_HOURS: must be a number of hours from 0 to 168, e\.g\. 6$/],
+    ['DIGEST_CATCHUP_HOURS', '-1', /^DIGEST_CATCHUP_HOURS: must be a number of hours from 0 to 168/],
+    ['OUTBOX_POLL_SECONDS', '3000000', /^OUTBOX_POLL_SECONDS: must be a number of seconds from 0\.1 to 3,600, e\.g\. 5$/],
+    ['OUTBOX_POLL_SECONDS', '0', /^OUTBOX_POLL_SECONDS: must be a number of seconds from 0\.1 to 3,600/],
+    ['OUTBOX_LEASE_SECONDS', '90000', /^OUTBOX_LEASE_SECONDS: must be a number of seconds from 1 to 3,600, e\.g\. 60$/],
+    ['OUTBOX_RETRY_MAX_SECONDS', '3000000', /^OUTBOX_RETRY_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 120$/],
+    ['DIGEST_RESUME_FIRST_SECONDS', '86401', /^DIGEST_RESUME_FIRST_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 60$/],
+    ['DIGEST_RESUME_MAX_SECONDS', '2147484', /^DIGEST_RESUME_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 1800$/],
     ['TRUST_PROXY', 'true', /^TRUST_PROXY: must be the number of proxies in front of the server, e\.g\. 1$/],
     ['TRUST_PROXY', '-1', /^TRUST_PROXY: must be the number of proxies/],
     ['TRUST_PROXY', '11', /^TRUST_PROXY: must be the number of proxies/],
@@ -215,6 +226,22 @@ describe('the process', () => {
     ]);
     expect(output).not.toMatch(/^\s+at /m);
     expect(output).not.toMatch(/ConfigError|Error:/);
+  });
+
+  it('refuses an outbox poll of 3,000,000 s and a lease of 90,000 s at start: exit 1, one line each naming the range', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+      cwd: new URL('..', import.meta.url),
+      env: { NODE_ENV: 'test', DATA_DIR: tmpdir(), OUTBOX_POLL_SECONDS: '3000000', OUTBOX_LEASE_SECONDS: '90000' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    const output = `${result.stdout}${result.stderr}`;
+    expect(output.trim().split('\n').slice(1)).toEqual([
+      '  - OUTBOX_POLL_SECONDS: must be a number of seconds from 0.1 to 3,600, e.g. 5',
+      '  - OUTBOX_LEASE_SECONDS: must be a number of seconds from 1 to 3,600, e.g. 60',
+    ]);
+    expect(output).not.toMatch(/^\s+at /m);
   });
 
   it('names the store and the variable to check, in one line and no stack trace, when the database is unreachable', () => {

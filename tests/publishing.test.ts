@@ -3,6 +3,7 @@
 // week did not exist; from 09:00 every one shows it, with no restart. Its preview link shows it to
 // whoever holds the link, never to a cache or a search engine, and an altered link is refused.
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +132,27 @@ describe('a coming week', () => {
     const revalidated = await get('/', { 'If-None-Match': etagBefore });
     expect(revalidated.status).toBe(200);
     expect(revalidated.headers.get('etag')).not.toBe(etagBefore);
+  });
+
+  it('hides its share card under every spelling the static server resolves to it, until 09:00', async () => {
+    // Sent as written: fetch would resolve the dot segments itself before they reach the server.
+    const rawStatus = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(server.url);
+        request({ host: url.hostname, port: url.port, path, method: 'GET' }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        })
+          .on('error', reject)
+          .end();
+      });
+    const encodedFirst = `/share/%${coming.date.charCodeAt(0).toString(16)}${coming.date.slice(1)}.png`;
+    const spellings = [`/share/${coming.date}.png`, `//share/${coming.date}.png`, `/share//${coming.date}.png`, encodedFirst, `/share%2F${coming.date}.png`, `/share/./${coming.date}.png`, `/share/x/../${coming.date}.png`, `/x/../share/${coming.date}.png`];
+    expect(encodedFirst).toBe(`/share/%32${coming.date.slice(1)}.png`);
+    now = BEFORE;
+    expect(await Promise.all(spellings.map(rawStatus))).toEqual(spellings.map(() => 404));
+    now = AT;
+    expect(await Promise.all(spellings.map(rawStatus))).toEqual(spellings.map(() => 200));
   });
 
   it('puts none of its text into any file of the client build', async () => {

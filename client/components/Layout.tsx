@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Outlet, useLocation, useMatches } from 'react-router-dom';
 import { headOf } from '../head.ts';
-import { ARCHIVE_PATH, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
+import { ARCHIVE_PATH, restoreArchiveScroll, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
 import { ToastHost } from '../toast.tsx';
 import { Footer } from './Footer.tsx';
 import { TopBar } from './TopBar.tsx';
@@ -24,7 +24,7 @@ function useScrollPolicy() {
       } else {
         const saved = savedArchiveScroll();
         if (saved === 0 && location.hash) year();
-        else window.scrollTo(0, saved);
+        else restoreArchiveScroll(saved);
       }
     } else if (location.hash) {
       document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block: 'center' });

@@ -18,6 +18,8 @@ export interface NoticeContext {
   nextRun: Date | null;
   /** Whether this run's stop was already told (a notice per stop, not per failed try). */
   stopNoticed: boolean;
+  /** A missed tick run late (catch-up.ts): its message says when and why. */
+  late?: boolean;
 }
 
 export interface Notice {
@@ -76,7 +78,7 @@ export async function noticeFor(store: DigestStore, report: DigestReport, contex
     };
   }
   return {
-    subject: `${NOTICE_SUBJECT_PREFIX} Weekly digest: ${report.outcome}, ${plural(report.sent, 'message')} sent`,
+    subject: `${NOTICE_SUBJECT_PREFIX} Weekly digest${context.late ? ' (late)' : ''}: ${report.outcome}, ${plural(report.sent, 'message')} sent`,
     text: [`The scheduled run finished: ${report.message}`, '', ...body, '', next].join('\n'),
   };
 }

@@ -6,7 +6,7 @@
 // that starts after a crash or a deploy looks once at the last scheduled run and resumes it when it
 // did not end conclusively. Each try is a run of its own in --history ("Resumed (try N): …"); the
 // sending lease keeps it to one sender across replicas. Idle, this costs no query at all.
-import type { DigestRun } from '../../server/store/types.ts';
+import type { DigestRun, DigestStore } from '../../server/store/types.ts';
 import type { DigestReport } from './report.ts';
 
 export interface ResumePolicy {
@@ -47,6 +47,21 @@ export function interruptedScheduledRun(runs: readonly DigestRun[]): DigestRun |
   const report = { outcome: last.outcome as DigestReport['outcome'], message: last.message ?? '' };
   // Stopped on request: its process was going away (a deploy); this one takes over.
   return shouldResume(report) || (report.outcome === 'stopped' && report.message.includes(ON_REQUEST)) ? last : null;
+}
+
+/**
+ * Right before the start-up resume's try: whether the last scheduled run is still unfinished. A run
+ * that looked cut short at start-up may have been another server's, alive and finishing (replicas
+ * started together after a missed tick); then there is nothing to resume and no run is added.
+ */
+export async function stillInterrupted(store: Pick<DigestStore, 'recentDigestRuns'>, log: { info(line: string): void }): Promise<boolean> {
+  try {
+    if (interruptedScheduledRun(await store.recentDigestRuns(10))) return true;
+  } catch {
+    return true; // The try itself reports a database that cannot be read.
+  }
+  log.info('Weekly digest: the scheduled run this server meant to resume finished meanwhile (another server ran it); nothing to resume');
+  return false;
 }
 
 export interface Resumer {

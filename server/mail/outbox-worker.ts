@@ -3,6 +3,9 @@
 // lease is answered from the provider's cache, never sent twice), and settles it: sent; retrying
 // with exponential back-off when the provider or the network failed; failed when the provider
 // refused it or it could not go out within 24 hours (a confirmation then gives its throttle back).
+// A refusal of the sender itself (a bad key, a used-up quota) is no fault of the message: every
+// claimed message is held (retrying, never failed) with a growing pause, and the operator is told
+// once. A send is abandoned before its claim runs out, so no other worker can take it mid-send.
 // It runs in the server process and in the CLIs when they run alone; any number of workers may run
 // at once, since a claim skips rows another worker holds.
 import type { ComposeMail } from '../subscriber-mail.ts';
@@ -51,6 +54,8 @@ export interface OutboxWorkerOptions {
   retryMaxSeconds?: number;
   /** Messages claimed per query. */
   batchSize?: number;
+  /** OPERATOR_EMAIL: told once when the provider refuses the sender (the log says it either way). */
+  operatorEmail?: string;
   now?: () => number;
 }
 
@@ -88,22 +93,91 @@ async function settle({ store, log }: Delivery, row: OutboxMessage, settlement: 
   else log.warn(`outbox: ${row.kind} #${row.id} ${settlement.state}: ${settlement.error}`);
 }
 
-/** One try at one claimed message, and its settlement. */
-async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer): Promise<void> {
+/** What one try came to: settled (sent or not), or the provider refused the sender (the row is not settled yet). */
+type TryResult = { refusedSender: null; sent: boolean } | { refusedSender: string };
+const SETTLED: TryResult = { refusedSender: null, sent: false };
+
+/** Another request with this key carried other content: the first try very likely went out. */
+const isIdempotencyConflict = (reason: string) => reason.startsWith('invalid_idempotent_request');
+
+/**
+ * One try at one claimed message, and its settlement. `sendBy`: when the claim stops being surely
+ * ours (three quarters of the lease); the request is abandoned then and the message retried.
+ */
+async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy: number): Promise<TryResult> {
   // The provider forgets the key after 24 h: a try after that (less one lease, the longest a
   // try can last) might send a copy the provider already sent once.
   if (ctx.now() - row.createdAt.getTime() > OUTBOX_MAX_AGE_MS - ctx.leaseSeconds * 1000) {
-    return settle(ctx, row, { state: 'failed', error: `not delivered within 24 hours (${row.attempts - 1} tries)` });
+    await settle(ctx, row, { state: 'failed', error: `not delivered within 24 hours (${row.attempts - 1} tries)` });
+    return SETTLED;
   }
   const composed = await ctx.compose(row, mailer.from);
-  if (composed.kind === 'cancel') return settle(ctx, row, { state: 'cancelled', error: composed.reason });
-  const { results } = await mailer.sendBatch([composed.message], { idempotencyKey: `outbox/${row.id}`, signal: ctx.signal });
+  if (composed.kind === 'cancel') {
+    await settle(ctx, row, { state: 'cancelled', error: composed.reason });
+    return SETTLED;
+  }
+  const deadline = AbortSignal.timeout(Math.max(1, sendBy - ctx.now()));
+  const { results, fatal } = await mailer.sendBatch([composed.message], { idempotencyKey: `outbox/${row.id}`, signal: ctx.signal, deadline });
   const result = results[0]!;
-  if (result.status === 'accepted') return settle(ctx, row, { state: 'sent', providerId: result.providerId });
-  if (result.permanent) return settle(ctx, row, { state: 'failed', error: result.reason });
+  if (result.status === 'accepted') {
+    await settle(ctx, row, { state: 'sent', providerId: result.providerId });
+    return { refusedSender: null, sent: true };
+  }
+  if (fatal) return { refusedSender: fatal };
+  // As the digest settles it: a 409 under the message's own key means an earlier try with this key
+  // was accepted, so the message most likely went out; sending it again could make a second copy.
+  if (isIdempotencyConflict(result.reason)) {
+    await settle(ctx, row, { state: 'sent', providerId: null });
+    ctx.log.warn(`outbox: ${row.kind} #${row.id} counted as sent: the provider holds an earlier try under its key (${result.reason})`);
+    return SETTLED;
+  }
+  if (result.permanent) {
+    await settle(ctx, row, { state: 'failed', error: result.reason });
+    return SETTLED;
+  }
   // Stopping: hand it back now, for the next process to pick up without waiting.
   const retrySeconds = ctx.signal.aborted ? 0 : retryDelaySeconds(row.attempts, ctx.retryFirstSeconds, ctx.retryMaxSeconds);
-  return settle(ctx, row, { state: 'retrying', error: result.reason, retrySeconds });
+  await settle(ctx, row, { state: 'retrying', error: result.reason, retrySeconds });
+  return SETTLED;
+}
+
+/**
+ * While the provider refuses the sender, every message waits: the refusals in a row set the pause
+ * (the outbox's own back-off), and the operator is told at the first one, until mail flows again.
+ */
+class SenderHold {
+  private refusals = 0;
+
+  constructor(
+    private readonly ctx: Delivery,
+    private readonly operatorEmail: string | undefined,
+  ) {}
+
+  /** The pause before the next try of every message, after one more refusal. */
+  async refused(reason: string): Promise<number> {
+    this.refusals++;
+    const pause = retryDelaySeconds(this.refusals, this.ctx.retryFirstSeconds, this.ctx.retryMaxSeconds);
+    if (this.refusals === 1) await this.tell(reason, pause);
+    return pause;
+  }
+
+  accepted(): void {
+    this.refusals = 0;
+  }
+
+  private async tell(reason: string, pause: number): Promise<void> {
+    const text = [
+      `The mail provider refused the sender: ${reason}.`,
+      `Every queued e-mail (confirmations, fresh links, welcomes, notices) is held, none is failed, and tried again in ${pause} s, then with growing pauses up to ${this.ctx.retryMaxSeconds} s.`,
+      'Check RESEND_API_KEY, or the plan\'s daily and monthly quota in Resend; once it is fixed they go out by themselves, each exactly once.',
+    ].join('\n');
+    this.ctx.log.warn(`outbox: ${text.replaceAll('\n', ' ')}`);
+    if (!this.operatorEmail) return;
+    // Held like the rest until the sender is accepted again; the log line above says it meanwhile.
+    await this.ctx.store.enqueueMail('operator', null, { to: this.operatorEmail, subject: '[Launched Weekly] E-mail held: the provider refused the sender', text }).catch((error: unknown) => {
+      this.ctx.log.warn(`outbox: the notice to OPERATOR_EMAIL could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
 }
 
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
@@ -124,6 +198,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     now,
     signal: stopping.signal,
   };
+  const hold = new SenderHold(ctx, options.operatorEmail);
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
   let again = false;
@@ -134,17 +209,25 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const rows = await store.claimMail(batchSize, lease);
     if (rows.length === 0) return { settled: 0, more: false };
     const mailer = await options.mailer();
+    const sendBy = claimedAt + lease * 750;
     let settled = 0;
+    let heldSeconds: number | null = null;
     for (const row of rows) {
-      // Past three quarters of the lease, or stopping: the rest go back to the queue untried.
-      if (stopping.signal.aborted || now() - claimedAt > lease * 750) {
-        await store.settleMail(row.id, { state: 'retrying', error: 'handed back unsent', retrySeconds: 0 });
+      // The sender refused, past three quarters of the lease, or stopping: the rest go back untried.
+      if (heldSeconds !== null || stopping.signal.aborted || now() > sendBy) {
+        await store.settleMail(row.id, { state: 'retrying', error: heldSeconds !== null ? 'held: the provider refused the sender' : 'handed back unsent', retrySeconds: heldSeconds ?? 0 });
         continue;
       }
-      await deliver(ctx, row, mailer);
-      settled++;
+      const tried = await deliver(ctx, row, mailer, sendBy);
+      if (tried.refusedSender === null) {
+        if (tried.sent) hold.accepted();
+        settled++;
+        continue;
+      }
+      heldSeconds = await hold.refused(tried.refusedSender);
+      await store.settleMail(row.id, { state: 'retrying', error: `held: the provider refused the sender: ${tried.refusedSender}`, retrySeconds: heldSeconds });
     }
-    return { settled, more: rows.length === batchSize && !stopping.signal.aborted };
+    return { settled, more: rows.length === batchSize && heldSeconds === null && !stopping.signal.aborted };
   }
 
   function deliverDue(): Promise<number> {

@@ -149,13 +149,14 @@ export class ResendMailer implements Mailer {
     return { ok: true, template: prepared };
   }
 
-  async sendBatch(messages: readonly BatchMessage[], { idempotencyKey, signal, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
+  async sendBatch(messages: readonly BatchMessage[], { idempotencyKey, signal: waits, deadline, beforeAttempt }: SendOptions): Promise<BatchOutcome> {
+    const signal = deadline && waits ? AbortSignal.any([waits, deadline]) : (deadline ?? waits);
     const results: MessageOutcome[] = [];
     const chunks = Math.ceil(messages.length / RESEND_BATCH_LIMIT);
     for (let index = 0; index < chunks; index++) {
       const chunk = messages.slice(index * RESEND_BATCH_LIMIT, (index + 1) * RESEND_BATCH_LIMIT);
       const key = chunks === 1 ? idempotencyKey : `${idempotencyKey}/${index + 1}`;
-      const outcome = await this.sendChunk(chunk, key, signal, beforeAttempt);
+      const outcome = await this.sendChunk(chunk, key, { signal, deadline }, beforeAttempt);
       results.push(...outcome.results);
       if (outcome.fatal) {
         const rest = messages.length - results.length;
@@ -166,15 +167,21 @@ export class ResendMailer implements Mailer {
     return { results };
   }
 
-  private async sendChunk(chunk: readonly BatchMessage[], idempotencyKey: string, signal?: AbortSignal, beforeAttempt?: SendOptions['beforeAttempt']): Promise<BatchOutcome> {
+  private async sendChunk(
+    chunk: readonly BatchMessage[],
+    idempotencyKey: string,
+    { signal, deadline }: Pick<SendOptions, 'signal' | 'deadline'>,
+    beforeAttempt?: SendOptions['beforeAttempt'],
+  ): Promise<BatchOutcome> {
     const payload = chunk.map(toResend);
+    const timeout = () => (deadline ? AbortSignal.any([deadline, AbortSignal.timeout(this.policy.requestTimeoutMs)]) : AbortSignal.timeout(this.policy.requestTimeoutMs));
     const call = await callWithPolicy<BatchReply>(
       async () => {
         // Permissive: a bad address fails alone instead of sinking the other 99.
         const response = await this.client.batch.send(payload, {
           idempotencyKey,
           batchValidation: 'permissive',
-          signal: AbortSignal.timeout(this.policy.requestTimeoutMs),
+          signal: timeout(),
         });
         this.gate.observe(response.headers);
         if (response.error && isTemplateRefusal(response.error)) return { kind: 'later-run', reason: `template_unavailable: ${describe(response.error)}` };

@@ -81,6 +81,11 @@ export interface SendOptions {
   /** Aborts waits between attempts. A request already on the wire is left to finish. */
   signal?: AbortSignal;
   /**
+   * A hard end for the whole call, waits and requests on the wire alike (the outbox: a claim that
+   * runs out). An abandoned request is safe to repeat under the same idempotency key.
+   */
+  deadline?: AbortSignal;
+  /**
    * Asked right before every attempt (the first and each retry): a reason stops the call there,
    * with nothing more sent, and every message is reported failed (not permanent) for that reason.
    */

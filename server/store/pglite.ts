@@ -1,67 +1,17 @@
 // The embedded default: PGlite (Postgres compiled to WebAssembly) in DATA_DIR/db. PGlite has no
 // lock of its own, and two processes on one data directory silently lose writes, so this module
-// takes an owner lock file first and refuses to open a directory another live process owns.
+// takes the owner lock first (owner-lock.ts) and refuses to open a directory another live process owns.
 import { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadMigrations, migrate, type Migration } from './migrate.ts';
 import type { QueryResult, SqlClient, SqlExecutor } from './sql-client.ts';
 import { sqlStore } from './sql-store.ts';
-import { StoreLockedError, type Store } from './types.ts';
-
-interface LockOwner {
-  pid: number;
-  host: string;
-  command: string;
-  since: string;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function takeOwnerLock(lockPath: string, dbPath: string): Promise<() => Promise<void>> {
-  const me: LockOwner = { pid: process.pid, host: hostname(), command: process.argv.slice(1).join(' '), since: new Date().toISOString() };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await writeFile(lockPath, JSON.stringify(me), { flag: 'wx' });
-      return async () => {
-        const current = await readFile(lockPath, 'utf8').catch(() => '');
-        if (current.includes(`"pid":${me.pid},`)) await rm(lockPath, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    let owner: LockOwner | null;
-    try {
-      owner = JSON.parse(await readFile(lockPath, 'utf8')) as LockOwner;
-    } catch {
-      owner = null; // A half-written lock from a crash: treat as stale.
-    }
-    const sameHost = owner?.host === me.host;
-    if (owner && (!sameHost || isAlive(owner.pid))) {
-      throw new StoreLockedError(
-        `The embedded database ${dbPath} is in use by process ${owner.pid} on ${owner.host} ` +
-          `(${owner.command || 'unknown command'}, since ${owner.since}). ` +
-          'Only one process may open it: stop that process first, or let it do the work ' +
-          '(the server runs the Monday digest itself unless DIGEST_CRON=off). ' +
-          `If that process is gone, delete ${lockPath}. To share data between processes, set DATABASE_URL.`,
-      );
-    }
-    await rm(lockPath, { force: true }); // Its owner died without cleaning up.
-  }
-  throw new StoreLockedError(`Could not take the lock ${lockPath}; another process keeps creating it.`);
-}
+import { takeOwnerLock } from './owner-lock.ts';
+import type { Store } from './types.ts';
 
 class PGliteClient implements SqlClient {
   constructor(private readonly db: PGlite) {}
@@ -142,7 +92,7 @@ export async function createSeedImage(migrations: Migration[]): Promise<Uint8Arr
 async function openOnDisk(dataDir: string, migrations: readonly Migration[]): Promise<{ db: PGlite; releaseLock: () => Promise<void> }> {
   await mkdir(dataDir, { recursive: true });
   const dbPath = join(dataDir, 'db');
-  const releaseLock = await takeOwnerLock(join(dataDir, 'db.lock'), dbPath);
+  const releaseLock = await takeOwnerLock(dataDir, dbPath);
   try {
     const db = new PGlite(dbPath, { startParams: [...PGlite.defaultStartParams, ...SMALL_HOST_SETTINGS], loadDataDir: await seedFor(dbPath, migrations) });
     await db.waitReady;

@@ -285,6 +285,11 @@ export interface DigestLeaseStore {
    */
   acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean>;
   releaseDigestLock(recapDate: string, holder: string): Promise<void>;
+  /**
+   * Claims a DIGEST_CRON tick that no server ran on time: true for exactly one caller ever, so
+   * replicas starting together run (or tell) a missed tick once.
+   */
+  claimDigestTick(tick: Date, holder: string): Promise<boolean>;
 }
 
 /** What a backend adds to the operations: which one it is, readiness, shutdown. */

@@ -82,6 +82,11 @@ export class FakeResend {
   readonly refusedAddresses = new Set<string>();
   /** While true, every request answers 503 in Resend's error format and nothing is accepted. */
   outage = false;
+  /**
+   * While set, every e-mail request is refused as Resend refuses the sender itself: 429
+   * daily_quota_exceeded or monthly_quota_exceeded, or 403 invalid_api_key; nothing is accepted.
+   */
+  senderRefusal: 'daily_quota_exceeded' | 'monthly_quota_exceeded' | 'invalid_api_key' | null = null;
   /** The next N e-mail requests answer 429 rate_limit_exceeded with this retry-after. */
   rateLimitStorm = 0;
   stormRetryAfterSeconds = 1;
@@ -189,6 +194,13 @@ export class FakeResend {
     if (!auth.slice(7).startsWith('re_')) {
       log(403, 'auth');
       return this.error(res, 403, 'invalid_api_key', 'API key is invalid', {});
+    }
+
+    if (this.senderRefusal !== null && !templatePath) {
+      log(this.senderRefusal === 'invalid_api_key' ? 403 : 429, 'sender-refused');
+      if (this.senderRefusal === 'invalid_api_key') return this.error(res, 403, 'invalid_api_key', 'API key is invalid', {});
+      const which = this.senderRefusal === 'daily_quota_exceeded' ? 'daily' : 'monthly';
+      return this.error(res, 429, this.senderRefusal, `You have reached your ${which} email sending quota.`, {});
     }
 
     // The window: every request counts, the enforced limit answers 429 past it.
