@@ -32,9 +32,48 @@ module.exports = {
     {
       name: 'routes-not-into-routes',
       severity: 'error',
-      comment: 'A route does not import another route: what two routes share lives below them (server/signup.ts for signups, server/small-page.ts for the small pages).',
-      from: { path: '^server/routes/([^/]+)\\.tsx?$', pathNot: TEST },
-      to: { path: '^server/routes/', pathNot: '^server/routes/$1\\.tsx?$' },
+      comment: 'A route does not import another route: what two routes share lives below them (server/subscribers/signup.ts for signups, server/http/small-page.ts for the small pages).',
+      from: { path: '^server/[^/]+/routes/([^/]+)\\.tsx?$', pathNot: TEST },
+      to: { path: '^server/[^/]+/routes/', pathNot: '^server/[^/]+/routes/$1\\.tsx?$' },
+    },
+    // server/ is laid out by capability, and the capabilities stand on each other in one order:
+    // store/ (the ground) < http/ (plumbing every route uses) < subscribers/ (who is on the list and
+    // their links) < mail/ and abuse/ (what is sent to them; the defences in front of a signup) <
+    // site/ (pages, feeds, previews, click links) < app.ts, config.ts, startup.ts (the wiring).
+    {
+      name: 'store-is-the-ground',
+      severity: 'error',
+      comment: 'server/store/ knows no capability above it: it takes and returns plain data. Pass what it needs in as arguments.',
+      from: { path: '^server/store/', pathNot: TEST },
+      to: { path: '^server/(http|subscribers|mail|abuse|site)/' },
+    },
+    {
+      name: 'http-knows-no-capability',
+      severity: 'error',
+      comment: 'server/http/ is plumbing every route uses (errors, logs, the small pages, one address per page): it knows no subscriber, mail, defence or page.',
+      from: { path: '^server/http/', pathNot: TEST },
+      to: { path: '^server/(subscribers|mail|abuse|site)/' },
+    },
+    {
+      name: 'subscribers-below-mail-abuse-site',
+      severity: 'error',
+      comment: 'server/subscribers/ decides who is on the list; what is mailed (mail/), the bot defences (abuse/) and the pages (site/) use it, not the other way round.',
+      from: { path: '^server/subscribers/', pathNot: TEST },
+      to: { path: '^server/(mail|abuse|site)/' },
+    },
+    {
+      name: 'mail-and-abuse-beside-each-other-below-site',
+      severity: 'error',
+      comment: 'server/mail/ and server/abuse/ stand side by side under site/: neither imports the other or the pages.',
+      from: { path: '^server/(mail|abuse)/', pathNot: TEST },
+      to: { path: '^server/(site|mail|abuse)/', pathNot: '^server/$1/' },
+    },
+    {
+      name: 'capabilities-not-into-the-wiring',
+      severity: 'error',
+      comment: 'server/app.ts and server/startup.ts wire the capabilities together; a capability folder never imports them (server/config.ts, the parsed settings, it may).',
+      from: { path: '^server/[^/]+/', pathNot: TEST },
+      to: { path: '^server/(app|startup)\\.ts$' },
     },
     {
       name: 'emails-not-into-server-or-jobs',

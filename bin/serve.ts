@@ -9,11 +9,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { answerClientErrors, createApp } from '../server/app.ts';
-import { createLogger, type Logger } from '../server/logger.ts';
+import { createLogger, type Logger } from '../server/http/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
 import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
-import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/renderer.ts';
+import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/site/renderer.ts';
 import { openStore, StoreLockedError, storeWhenOpen, type Store } from '../server/store/index.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of

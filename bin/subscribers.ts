@@ -11,12 +11,12 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { emailProblem } from '../content/email-address.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
-import { canonicalAddress } from '../server/mailbox-key.ts';
+import { canonicalAddress } from '../server/subscribers/mailbox-key.ts';
 import { openStore } from '../server/store/index.ts';
 import type { ImportState } from '../server/store/subscriber-import.ts';
 import { StoreLockedError, StoreUnavailableError, type Store, type SubscribersCliStore } from '../server/store/types.ts';
-import { IMPORT_CHUNK_SIZE, importSubscriberRows, type ImportFileRow } from '../server/subscriber-import.ts';
-import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../server/subscriber-keys.ts';
+import { IMPORT_CHUNK_SIZE, importSubscriberRows, type ImportFileRow } from '../server/subscribers/subscriber-import.ts';
+import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../server/subscribers/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>
 

@@ -1,6 +1,6 @@
 // The e-mail's links through the site: /go/{the week's page slug}/{rank} for a launch and
 // /go/{the week's page slug}/page for the recap's own page, e.g. /go/weekly-recap-july-14/3. The
-// site counts the click (server/routes/go.ts) and redirects to exactly the URL the e-mail linked
+// site counts the click (server/site/routes/go.ts) and redirects to exactly the URL the e-mail linked
 // to before these links existed: the launch's (or the page's) URL with the e-mail's campaign
 // parameters. Pure: the site address is an argument.
 import type { Recap } from './schema.ts';

@@ -5,7 +5,7 @@ import { formatWeekDate } from '../content/dates.ts';
 import { formatInstant, isPublic } from '../content/publication.ts';
 import type { Recap } from '../content/schema.ts';
 import { site } from '../content/site.ts';
-import { createPreviewToken, previewEmailUrlFor, previewUrlFor, verifyPreviewToken } from '../server/preview-token.ts';
+import { createPreviewToken, previewEmailUrlFor, previewUrlFor, verifyPreviewToken } from '../server/site/preview-token.ts';
 import { whenOf, type Schedule } from './digest/when.ts';
 
 export interface PreviewLinkOptions {

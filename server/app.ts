@@ -9,27 +9,27 @@ import { pluralWord } from '../content/text.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
 import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
-import { errorHandler, sendError } from './errors.ts';
+import { errorHandler, sendError } from './http/errors.ts';
 import helmet from 'helmet';
-import { requestLogger, type Logger } from './logger.ts';
-import type { Renderer } from './render.ts';
-import { proxyCheck } from './proxy-check.ts';
-import { pathsOf, publicSite } from './public-site.ts';
-import type { Publishing } from './published-site.ts';
-import { goLinksRouter } from './routes/go.ts';
-import { previewRouter } from './routes/preview.ts';
-import { resendWebhookRouter } from './routes/resend-webhook.ts';
-import { subscribeRoute } from './routes/subscribe.ts';
-import { unsubscribeRouter } from './routes/unsubscribe.ts';
+import { requestLogger, type Logger } from './http/logger.ts';
+import type { Renderer } from './site/render.ts';
+import { proxyCheck } from './http/proxy-check.ts';
+import { pathsOf, publicSite } from './site/public-site.ts';
+import type { Publishing } from './site/published-site.ts';
+import { goLinksRouter } from './site/routes/go.ts';
+import { previewRouter } from './site/routes/preview.ts';
+import { resendWebhookRouter } from './mail/routes/resend-webhook.ts';
+import { subscribeRoute } from './subscribers/routes/subscribe.ts';
+import { unsubscribeRouter } from './subscribers/routes/unsubscribe.ts';
 import { MigrationsPendingError, type Store } from './store/types.ts';
 import { createMailer, type Mailer } from './mail/index.ts';
-import { confirmRouter } from './routes/confirm.ts';
-import { subscriptionRouter } from './routes/subscription.ts';
-import { subscriptionLinkRouter } from './routes/subscription-link.ts';
-import { storedMailboxKey, subscriberKeys } from './subscriber-keys.ts';
-import { subscriberMail } from './subscriber-mail.ts';
+import { confirmRouter } from './subscribers/routes/confirm.ts';
+import { subscriptionRouter } from './subscribers/routes/subscription.ts';
+import { subscriptionLinkRouter } from './subscribers/routes/subscription-link.ts';
+import { storedMailboxKey, subscriberKeys } from './subscribers/subscriber-keys.ts';
+import { subscriberMail } from './mail/subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
-import { signupService } from './signup.ts';
+import { signupService } from './subscribers/signup.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
 import { byDateNewestFirst } from '../content/dates.ts';
 
@@ -54,7 +54,7 @@ export interface AppDeps {
   /** The outbox worker to wake after a signup; made (and started) from the store and mailer when not given. */
   outbox?: OutboxWorker;
   /**
-   * Which weeks exist and when each becomes public (server/published-site.ts): the content's
+   * Which weeks exist and when each becomes public (server/site/published-site.ts): the content's
    * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
    */
   publishing?: Publishing;

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
-import { createLogger } from '../server/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../server/renderer.ts';
+import { createLogger } from '../server/http/logger.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { addSignup } from './support/store-ops.ts';
 

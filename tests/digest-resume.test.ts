@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
-import { createLogger } from '../server/logger.ts';
+import { createLogger } from '../server/http/logger.ts';
 import { createOutboxWorker, type OutboxWorker } from '../server/mail/outbox-worker.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import type { Store } from '../server/store/types.ts';
-import { subscriberMail } from '../server/subscriber-mail.ts';
+import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { addSignup } from './support/store-ops.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';

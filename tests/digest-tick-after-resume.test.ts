@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
-import { createLogger } from '../server/logger.ts';
+import { createLogger } from '../server/http/logger.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';

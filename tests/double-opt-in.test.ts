@@ -12,7 +12,7 @@ import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
-import { createConfirmToken } from '../server/unsubscribe-token.ts';
+import { createConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';

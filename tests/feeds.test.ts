@@ -9,7 +9,7 @@ import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import { withCampaign } from '../content/site.ts';
 import { sitePaths } from '../server/app.ts';
-import { buildRssFeed, buildSitemap, FEED_ITEM_COUNT } from '../server/feeds.ts';
+import { buildRssFeed, buildSitemap, FEED_ITEM_COUNT } from '../server/site/feeds.ts';
 import { decodeEntities } from './support/html.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 

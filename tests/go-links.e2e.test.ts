@@ -20,7 +20,7 @@ import type { Recap } from '../content/schema.ts';
 import { withCampaign } from '../content/site.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { CLICK_WINDOW_SECONDS } from '../server/routes/go.ts';
+import { CLICK_WINDOW_SECONDS } from '../server/site/routes/go.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable } from './support/browser.ts';

@@ -1,10 +1,10 @@
 // The database's mailbox key (supabase/migrations/20261128001020_one_row_per_mailbox.sql, which
-// keeps one row per mailbox) is the server's (server/mailbox-key.ts, which counts the limits and
+// keeps one row per mailbox) is the server's (server/subscribers/mailbox-key.ts, which counts the limits and
 // keys the suppression list's hashes) for every stored address: if they ever differed, two rows
 // could hold one mailbox, or one spelling could be refused for another mailbox.
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalAddress, mailboxKey } from '../server/mailbox-key.ts';
+import { canonicalAddress, mailboxKey } from '../server/subscribers/mailbox-key.ts';
 import { loadMigrations } from '../server/store/migrate.ts';
 
 const SPELLINGS = [

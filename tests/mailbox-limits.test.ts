@@ -3,7 +3,7 @@
 // at most one confirmation e-mail, and every post gets the usual 202. A full-width domain is
 // stored in ASCII; a domain that cannot be written in ASCII is refused with a 400 and a message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NON_ASCII_DOMAIN_MESSAGE } from '../server/mailbox-key.ts';
+import { NON_ASCII_DOMAIN_MESSAGE } from '../server/subscribers/mailbox-key.ts';
 import { settledOutbox } from './support/outbox.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { appStoreKinds } from './support/store-backends.ts';

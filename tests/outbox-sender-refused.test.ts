@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY } from '../server/mail/outbox-worker.ts';
 import type { SignupRequest, Store } from '../server/store/types.ts';
-import { subscriberMail } from '../server/subscriber-mail.ts';
+import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 

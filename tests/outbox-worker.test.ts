@@ -8,7 +8,7 @@ import { ResendMailer } from '../server/mail/resend.ts';
 import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, OUTBOX_MAX_AGE_MS, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
 import type { OutboxSettlement } from '../server/store/mail-outbox.ts';
 import { StoreUnavailableError, type SignupRequest, type Store } from '../server/store/types.ts';
-import { subscriberMail } from '../server/subscriber-mail.ts';
+import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
 import { headlineFigures, renderReportHtml } from '../jobs/report/render.tsx';

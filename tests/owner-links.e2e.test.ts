@@ -14,7 +14,7 @@ import { recaps } from '../content/index.ts';
 import { freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { createUnsubscribeToken, subscriptionUrlFor } from '../server/unsubscribe-token.ts';
+import { createUnsubscribeToken, subscriptionUrlFor } from '../server/subscribers/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, type Eml } from './support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';

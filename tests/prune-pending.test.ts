@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { PENDING_DAYS } from '../jobs/digest/prune-pending.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
-import { createLogger } from '../server/logger.ts';
+import { createLogger } from '../server/http/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SignupRequest } from '../server/store/types.ts';
-import { createConfirmToken, verifyConfirmToken } from '../server/unsubscribe-token.ts';
+import { createConfirmToken, verifyConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
 import { sqlBackends, type OpenedSqlBackend } from './support/sql-backends.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 

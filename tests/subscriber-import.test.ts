@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store, SubscriberStatus } from '../server/store/types.ts';
-import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from '../server/subscribers/subscriber-keys.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
 

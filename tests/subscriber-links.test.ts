@@ -3,9 +3,9 @@
 // made for another purpose; the store lets each link act once, and not after the address changed
 // state or was deleted. The store part on all three backends, with the import's function.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../server/link-tokens.ts';
+import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../server/subscribers/link-tokens.ts';
 import type { Store } from '../server/store/types.ts';
-import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 import { addSignup } from './support/store-ops.ts';
 

@@ -166,7 +166,7 @@ for (const backend of storeBackends) {
     });
 
     it('throttles confirmations per mailbox: spellings sharing a mailbox hash get one a day, and a failed send gives it back', async () => {
-      // The first hash is the mailbox's (server/subscriber-keys.ts); these spellings share it.
+      // The first hash is the mailbox's (server/subscribers/subscriber-keys.ts); these spellings share it.
       const mailbox = { addressHashes: ['hash-of-mailbox-sam', 'old-hash-of-this-spelling'] };
       const decisions = await Promise.all(['sam@example.org', 'sam+1@example.org', 'sam+2@example.org'].map((email) => store.signUp(double(email, mailbox))));
       expect(decisions.map((d) => d.outcome).sort()).toEqual(['nothing_to_send', 'nothing_to_send', 'send_confirmation']);

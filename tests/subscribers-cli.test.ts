@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
-import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from '../server/subscribers/subscriber-keys.ts';
 import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -12,7 +12,7 @@ import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
-import { storedMailboxKey, subscriberKeys } from '../server/subscriber-keys.ts';
+import { storedMailboxKey, subscriberKeys } from '../server/subscribers/subscriber-keys.ts';
 import { readOutbox, settledOutbox } from './support/outbox.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { appStoreKinds } from './support/store-backends.ts';

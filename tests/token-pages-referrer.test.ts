@@ -4,9 +4,9 @@
 // and POST, against the real app on an embedded database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { createFreshLinkToken, newFreshLink } from '../server/link-tokens.ts';
-import { createPreviewToken } from '../server/preview-token.ts';
-import { createConfirmToken, createUnsubscribeToken } from '../server/unsubscribe-token.ts';
+import { createFreshLinkToken, newFreshLink } from '../server/subscribers/link-tokens.ts';
+import { createPreviewToken } from '../server/site/preview-token.ts';
+import { createConfirmToken, createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
 let server: TestServer;

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../../server/app.ts';
-import { createLogger } from '../../server/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
+import { createLogger } from '../../server/http/logger.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-'));

@@ -7,7 +7,7 @@
 // it by hand. The recap's freshness is still the run's own rule (recap.ts).
 import cron from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
-import type { Logger } from '../../server/logger.ts';
+import type { Logger } from '../../server/http/logger.ts';
 import type { DigestRun, DigestStore } from '../../server/store/types.ts';
 import { NOTICE_SUBJECT_PREFIX, type Notice } from './notices.ts';
 import { chooseRecap } from './recap.ts';

@@ -7,7 +7,7 @@ import { personalizeTemplate, type PreparedDigest } from '../../emails/render-di
 import { wholeMessage } from '../../server/mail/template.ts';
 import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../../server/mail/types.ts';
 import type { DigestContent, Subscriber } from '../../server/store/types.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/unsubscribe-token.ts';
 
 const sha256 = (...parts: string[]) => {
   const hash = createHash('sha256');

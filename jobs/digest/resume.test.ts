@@ -1,7 +1,7 @@
 // When the scheduler tries a stopped run again, and what an idle scheduler costs the database.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { createLogger } from '../../server/logger.ts';
+import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { DigestRun, Store } from '../../server/store/types.ts';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Recap } from '../../content/schema.ts';
-import type { Logger } from '../../server/logger.ts';
+import type { Logger } from '../../server/http/logger.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { actOnMissedTick, catchUpMissedTick } from './catch-up.ts';

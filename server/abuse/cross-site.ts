@@ -10,8 +10,8 @@
 // pass, as they could set any header they like anyway.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createElement as h } from 'react';
-import { sendError } from '../errors.ts';
-import { page } from '../small-page.ts';
+import { sendError } from '../http/errors.ts';
+import { page } from '../http/small-page.ts';
 
 const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none']);
 

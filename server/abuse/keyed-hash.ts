@@ -1,7 +1,7 @@
 // Keyed hashes (HMAC-SHA256) of network and e-mail addresses, for the rate-limit counters: the
 // database then holds no address, and without the server's secret a leaked table cannot be
 // matched against a list of addresses. The key is derived from UNSUBSCRIBE_SECRET under its own
-// label, as server/subscriber-keys.ts does for its hashes, so no two uses share a key; `kind`
+// label, as server/subscribers/subscriber-keys.ts does for its hashes, so no two uses share a key; `kind`
 // keeps an e-mail and a network address that happen to be the same text apart.
 import { createHmac, createSecretKey } from 'node:crypto';
 

@@ -7,14 +7,14 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { honeypotFilled } from '../../client/honeypot.ts';
 import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../client/signup-outcome.ts';
-import { sendError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
-import { mailboxKey } from '../mailbox-key.ts';
-import { backToForm, BODY_LIMIT, DOUBLE_MODE_ANSWER, isFormPost, newAddressAnswer, parseSignup, safeSourcePath, sendSignupAnswer, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupService } from '../signup.ts';
+import { sendError } from '../http/errors.ts';
+import type { Logger } from '../http/logger.ts';
+import { mailboxKey } from '../subscribers/mailbox-key.ts';
+import { backToForm, BODY_LIMIT, DOUBLE_MODE_ANSWER, isFormPost, newAddressAnswer, parseSignup, safeSourcePath, sendSignupAnswer, signupBodyKind, UNAVAILABLE_MESSAGE, type SignupService } from '../subscribers/signup.ts';
 import type { RateLimitCount, RateLimitCounters } from '../store/rate-limit-counters.ts';
 import type { CountedSignup, SignupMode } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';
-import { networkAddressKey } from './network-address-key.ts';
+import { networkAddressKey } from '../http/network-address-key.ts';
 import { rateLimitHasher } from './keyed-hash.ts';
 
 /** At most this many signups of one mailbox per day (however its address is spelled), whoever sends them (issues 13, 22). */

@@ -3,7 +3,7 @@
 // The server's own worker does the same continuously; both may run, claims never overlap.
 import type { Config } from '../config.ts';
 import type { MailOutboxStore } from '../store/mail-outbox.ts';
-import { subscriberMail } from '../subscriber-mail.ts';
+import { subscriberMail } from './subscriber-mail.ts';
 import { createMailer } from './index.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxLog } from './outbox-worker.ts';
 

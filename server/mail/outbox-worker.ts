@@ -8,7 +8,7 @@
 // once. A send is abandoned before its claim runs out, so no other worker can take it mid-send.
 // It runs in the server process and in the CLIs when they run alone; any number of workers may run
 // at once, since a claim skips rows another worker holds.
-import type { ComposeMail } from '../subscriber-mail.ts';
+import type { ComposeMail } from './subscriber-mail.ts';
 import type { MailOutboxStore, OutboxMessage, OutboxSettlement } from '../store/mail-outbox.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
 import type { Mailer } from './types.ts';

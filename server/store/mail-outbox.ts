@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
-// 'link': a fresh one-use link (server/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
+// 'link': a fresh one-use link (server/subscribers/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
 export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator', 'link'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 

@@ -1,4 +1,4 @@
-// The key of the mailbox hashes (server/subscriber-keys.ts), over the SQL function of
+// The key of the mailbox hashes (server/subscribers/subscriber-keys.ts), over the SQL function of
 // supabase/migrations/20261124005020_mailbox_keys.sql: created once, at random, by the first server
 // that asks, and kept in the database, so it is the same on every replica and no rotation of
 // UNSUBSCRIBE_SECRET changes it.

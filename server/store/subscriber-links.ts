@@ -1,4 +1,4 @@
-// Fresh links (server/link-tokens.ts) over the SQL functions of
+// Fresh links (server/subscribers/link-tokens.ts) over the SQL functions of
 // supabase/migrations/20261124003010_subscriber_links.sql, and the owner's confirmation links of
 // 20261128006010_owner_confirmations.sql, called by name through CallFunction.
 // (deleteSubscriber is in subscribers.ts; that migration makes a delete forget every row naming it.)

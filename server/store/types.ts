@@ -29,7 +29,7 @@ export interface SignupRequest {
   /** Keyed hash of the client's network address, for the consent record; never the raw value. */
   networkHash: string | null;
   /**
-   * Keyed hashes of the address (server/subscriber-keys.ts): first the hash of its mailbox, which
+   * Keyed hashes of the address (server/subscribers/subscriber-keys.ts): first the hash of its mailbox, which
    * the suppression list and the per-mailbox confirmation throttle go by; then older hashes that
    * the suppression list may still hold. Empty: neither applies.
    */
@@ -271,7 +271,7 @@ export interface SubscriberStore {
 /** The key of the mailbox hashes (mailbox-keys.ts). */
 export interface MailboxKeyStore {
   /**
-   * The key of the mailbox hashes (server/subscriber-keys.ts), created once and kept in the
+   * The key of the mailbox hashes (server/subscribers/subscriber-keys.ts), created once and kept in the
    * database, never rotated with UNSUBSCRIBE_SECRET: `candidate` when none is stored yet.
    */
   mailboxHashKey(candidate: string): Promise<string>;

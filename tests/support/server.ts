@@ -5,9 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
-import { createLogger, type Logger } from '../../server/logger.ts';
-import type { Publishing } from '../../server/published-site.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../../server/renderer.ts';
+import { createLogger, type Logger } from '../../server/http/logger.ts';
+import type { Publishing } from '../../server/site/published-site.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 

@@ -10,7 +10,7 @@
 // exact address under the current or previous UNSUBSCRIBE_SECRET, are still offered after it, and
 // the database re-keys them to the mailbox hash the first time they match.
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { normalizeEmail } from '../content/email-address.ts';
+import { normalizeEmail } from '../../content/email-address.ts';
 import { mailboxKey } from './mailbox-key.ts';
 
 // KeyObjects rather than Buffers: Node 24 spends ~9 µs checking a Buffer key on every createHmac,
@@ -21,7 +21,7 @@ export interface SubscriberKeys {
   /** The consent record's hash of a client network address. */
   networkHash(address: string | undefined): string | null;
   /**
-   * The suppression list's hashes of an address: first the hash of its mailbox (server/mailbox-key.ts)
+   * The suppression list's hashes of an address: first the hash of its mailbox (server/subscribers/mailbox-key.ts)
    * under the stored key, then the older hashes of the exact address under the current and the
    * previous secret.
    */

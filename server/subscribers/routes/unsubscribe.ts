@@ -13,11 +13,11 @@
 // and the outcome the reader wants (no more e-mail) already holds.
 import express, { type Request, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
-import { site } from '../../content/site.ts';
-import type { Logger } from '../logger.ts';
-import type { SiteStore } from '../store/types.ts';
+import { site } from '../../../content/site.ts';
+import type { Logger } from '../../http/logger.ts';
+import type { SiteStore } from '../../store/types.ts';
 import { maskEmail } from '../link-tokens.ts';
-import { noReferrer, page, send } from '../small-page.ts';
+import { noReferrer, page, send } from '../../http/small-page.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 
 export interface UnsubscribeOptions {

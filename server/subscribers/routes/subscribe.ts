@@ -4,9 +4,9 @@
 // the body and, for a signup it let through, left the database's decision on res.locals; this
 // route writes the answer, or explains a body that holds no usable address.
 import type { Request, RequestHandler, Response } from 'express';
-import { sendError } from '../errors.ts';
+import { sendError } from '../../http/errors.ts';
 import { answerFor, backToForm, parseSignup, sendSignupAnswer, signupBodyKind } from '../signup.ts';
-import type { SignupDecision } from '../store/types.ts';
+import type { SignupDecision } from '../../store/types.ts';
 
 export interface SubscribeOptions {
   /** Paths a form may come from; anything else is sent back to the home page. */

@@ -3,9 +3,9 @@
 // which costs a binary search over the weeks' publication instants, and whatever is built from a
 // set (page data, page cache, feeds) is built once per set and kept until the next week turns
 // public.
-import { publicationInstant } from '../content/publication.ts';
-import type { Recap } from '../content/schema.ts';
-import { byDateNewestFirst } from '../content/dates.ts';
+import { publicationInstant } from '../../content/publication.ts';
+import type { Recap } from '../../content/schema.ts';
+import { byDateNewestFirst } from '../../content/dates.ts';
 
 export interface Publishing {
   /** Every week in content/recaps, public or coming. */

@@ -7,12 +7,12 @@
 // address is shown masked, as on every page a token reaches (the e-mail may have been forwarded).
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h, type ReactNode } from 'react';
-import { site } from '../../content/site.ts';
-import type { Logger } from '../logger.ts';
-import type { SiteStore } from '../store/types.ts';
+import { site } from '../../../content/site.ts';
+import type { Logger } from '../../http/logger.ts';
+import type { SiteStore } from '../../store/types.ts';
 import type { SignupService } from '../signup.ts';
 import { maskEmail } from '../link-tokens.ts';
-import { noReferrer, page, send } from '../small-page.ts';
+import { noReferrer, page, send } from '../../http/small-page.ts';
 import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
 
 export interface ConfirmOptions {

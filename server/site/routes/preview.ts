@@ -1,4 +1,4 @@
-// Previews of a coming week, behind a signed link (server/preview-token.ts, printed by
+// Previews of a coming week, behind a signed link (server/site/preview-token.ts, printed by
 // `npm run preview -- WEEK`):
 //   GET <the week's path>?preview=TOKEN   its page exactly as it will be at its publication time
 //   GET /preview/email?preview=TOKEN      its Monday e-mail as it will be sent (&part=text: the text part)
@@ -6,19 +6,19 @@
 // expired one 410, each with a page that says what to do.
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
-import { byDateNewestFirst, formatWeekDate } from '../../content/dates.ts';
-import { createPageData } from '../../content/page-data.ts';
-import { formatInstant, publicationInstant } from '../../content/publication.ts';
-import type { Recap } from '../../content/schema.ts';
-import { site } from '../../content/site.ts';
+import { byDateNewestFirst, formatWeekDate } from '../../../content/dates.ts';
+import { createPageData } from '../../../content/page-data.ts';
+import { formatInstant, publicationInstant } from '../../../content/publication.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { site } from '../../../content/site.ts';
 import { escapeHtml } from '../html.ts';
 import { verifyPreviewToken } from '../preview-token.ts';
 import type { PublicSite } from '../public-site.ts';
 import { pathsOf } from '../public-site.ts';
 import type { Publishing } from '../published-site.ts';
 import { createPageServer, type Renderer } from '../render.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../unsubscribe-token.ts';
-import { noReferrer, page, send } from '../small-page.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/unsubscribe-token.ts';
+import { noReferrer, page, send } from '../../http/small-page.ts';
 
 export interface PreviewOptions {
   publicSite: PublicSite;
@@ -87,7 +87,7 @@ export function previewRouter(options: PreviewOptions): Router {
     // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
     // copy sent to nobody: it leads to the real page and unsubscribes no one.
     // Loaded here, not at start: the e-mail renderer is ~0.4 MB of JavaScript only previews need.
-    const { prepareDigest } = await import('../../emails/render-digest.ts');
+    const { prepareDigest } = await import('../../../emails/render-digest.ts');
     const prepared = await prepareDigest(opened.week, siteUrl);
     const copy = prepared.personalize(unsubscribeUrlFor(siteUrl, createUnsubscribeToken('preview', secret)));
     const message = { ...copy, from: options.sender };

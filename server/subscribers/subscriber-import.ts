@@ -3,8 +3,8 @@
 // state in one statement and each chunk commits as a whole, so an import stopped anywhere (killed,
 // or the store gone) leaves every address as it was or as the file says; running the same file
 // again finishes the job, counting what the first run did as already there.
-import type { ImportCounts, ImportState } from './store/subscriber-import.ts';
-import type { Store } from './store/types.ts';
+import type { ImportCounts, ImportState } from '../store/subscriber-import.ts';
+import type { Store } from '../store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 export const IMPORT_CHUNK_SIZE = 500;

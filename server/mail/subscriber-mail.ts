@@ -2,12 +2,12 @@
 // welcome, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
 // on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
 // the same idempotency key carries the same body and the provider never sends it twice.
-import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from './link-tokens.ts';
-import { recaps, type RecapSummary } from '../content/index.ts';
-import { isPublic } from '../content/publication.ts';
-import type { OutgoingMessage } from './mail/types.ts';
-import type { OutboxMessage } from './store/mail-outbox.ts';
-import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from './unsubscribe-token.ts';
+import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from '../subscribers/link-tokens.ts';
+import { recaps, type RecapSummary } from '../../content/index.ts';
+import { isPublic } from '../../content/publication.ts';
+import type { OutgoingMessage } from './types.ts';
+import type { OutboxMessage } from '../store/mail-outbox.ts';
+import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from '../subscribers/unsubscribe-token.ts';
 
 export interface SubscriberMailOptions {
   siteUrl: string;
@@ -17,7 +17,7 @@ export interface SubscriberMailOptions {
 }
 
 let loadedTemplates: Promise<typeof import('./subscriber-mail-templates.ts')> | undefined;
-/** The templates, loaded by the first message composed (server/subscriber-mail-templates.ts). */
+/** The templates, loaded by the first message composed (server/mail/subscriber-mail-templates.ts). */
 const templates = () => (loadedTemplates ??= import('./subscriber-mail-templates.ts'));
 
 /** recaps is newest first; a week that is not public yet is not out. */

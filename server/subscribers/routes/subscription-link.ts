@@ -5,11 +5,11 @@
 // gone answers 410 with a page that says which; a link that is not ours, 400.
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
-import { site } from '../../content/site.ts';
+import { site } from '../../../content/site.ts';
 import { maskEmail, verifyFreshLinkToken, FRESH_LINK_MINUTES, type FreshLink, type LinkPurpose } from '../link-tokens.ts';
-import type { LinkState } from '../store/subscriber-links.ts';
+import type { LinkState } from '../../store/subscriber-links.ts';
 import { dataExport, expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
-import { noReferrer } from '../small-page.ts';
+import { noReferrer } from '../../http/small-page.ts';
 
 export const freshLinkText = {
   title: { download: 'Download your data', delete: 'Delete your data', resubscribe: 'Subscribe again' } satisfies Record<LinkPurpose, string>,

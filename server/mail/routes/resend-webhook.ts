@@ -6,10 +6,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Webhook } from 'svix';
 import * as z from 'zod';
-import { normalizeEmail } from '../../content/email-address.ts';
-import { sendError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
-import type { RemovalReason, SiteStore } from '../store/types.ts';
+import { normalizeEmail } from '../../../content/email-address.ts';
+import { sendError } from '../../http/errors.ts';
+import type { Logger } from '../../http/logger.ts';
+import type { RemovalReason, SiteStore } from '../../store/types.ts';
 import { recordEmailEvent } from '../record-email-event.ts';
 
 export interface ResendWebhookOptions {

@@ -5,15 +5,15 @@
 //   GET /data/archive.json[?q=…]        every week by year, or the results of a search
 //   GET /data/recaps/<slug>.json        one week's text and its neighbours
 import express, { type Response, type Router } from 'express';
-import type { PageDataSource } from '../../content/page-data.ts';
-import { sendError } from '../errors.ts';
+import type { PageDataSource } from '../../../content/page-data.ts';
+import { sendError } from '../../http/errors.ts';
 
 function sendData(res: Response, status: number, data: unknown) {
   // Always revalidated (ETag): the data changes with each weekly deploy and publication.
   res.status(status).set('Cache-Control', 'no-cache').json(data);
 }
 
-/** `current` gives the data of the weeks public at the time of the request (server/published-site.ts). */
+/** `current` gives the data of the weeks public at the time of the request (server/site/published-site.ts). */
 export function pageDataRouter(current: () => PageDataSource): Router {
   const router = express.Router();
   router.get('/data/home.json', async (_req, res) => {

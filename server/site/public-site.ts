@@ -1,11 +1,11 @@
 // Everything the site shows of its weeks (pages, page data, RSS, sitemap, share cards), built from
-// the weeks public at the time of each request (server/published-site.ts). One page server, page
+// the weeks public at the time of each request (server/site/published-site.ts). One page server, page
 // data source and pair of feeds per set of public weeks: a week turns public with no restart, and
 // no cache of ours serves the set before it once its time has come.
 import { posix } from 'node:path';
 import type { RequestHandler, Router } from 'express';
-import { createPageData, type PageDataSource } from '../content/page-data.ts';
-import type { Recap } from '../content/schema.ts';
+import { createPageData, type PageDataSource } from '../../content/page-data.ts';
+import type { Recap } from '../../content/schema.ts';
 import { createPageServer, type Renderer } from './render.ts';
 import { buildFeedDocuments, feedsRouter, type FeedDocuments } from './routes/feeds.ts';
 import { pageDataRouter } from './routes/page-data.ts';

@@ -11,18 +11,18 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { isbot } from 'isbot';
-import { goDestination } from '../../content/go-links.ts';
-import type { Recap } from '../../content/schema.ts';
-import { networkAddressKey } from '../abuse/network-address-key.ts';
-import type { Logger } from '../logger.ts';
-import type { SiteStore } from '../store/types.ts';
+import { goDestination } from '../../../content/go-links.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { networkAddressKey } from '../../http/network-address-key.ts';
+import type { Logger } from '../../http/logger.ts';
+import type { SiteStore } from '../../store/types.ts';
 
 /** A reader who clicks the same launch again within ten minutes is one click; a day later it is two. */
 export const CLICK_WINDOW_SECONDS = 600;
 
 export interface GoLinksOptions {
   store: Pick<SiteStore, 'recordLinkClick'>;
-  /** The week with this page path, and whether it is public now (server/published-site.ts). */
+  /** The week with this page path, and whether it is public now (server/site/published-site.ts). */
   weekAt: (path: string) => Recap | undefined;
   isPublicNow: (recap: Recap) => boolean;
   clock: () => Date;

@@ -5,9 +5,9 @@
 // subscriber by id. The address itself is not stored again. Parsed apart from the route's own
 // schema, which only needs what decides a removal.
 import * as z from 'zod';
-import { isIsoDate } from '../content/dates.ts';
-import { ENGAGEMENT_EVENTS, type EngagementEvent } from './store/engagement.ts';
-import type { SiteStore } from './store/types.ts';
+import { isIsoDate } from '../../content/dates.ts';
+import { ENGAGEMENT_EVENTS, type EngagementEvent } from '../store/engagement.ts';
+import type { SiteStore } from '../store/types.ts';
 
 const recordedSchema = z.object({
   type: z.string().min(1).max(100),

@@ -7,7 +7,7 @@
 // request, so the report's check passes again once the setting is fixed.
 import type { Request } from 'express';
 import type { Logger } from './logger.ts';
-import type { SiteStore } from './store/types.ts';
+import type { SiteStore } from '../store/types.ts';
 
 export const TRUST_PROXY_WARNING =
   'TRUST_PROXY is 0, but most requests arrive with an X-Forwarded-For or Forwarded header: a reverse proxy seems to be in front of this server. ' +

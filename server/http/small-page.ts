@@ -3,7 +3,7 @@
 import type { RequestHandler, Response } from 'express';
 import { createElement as h, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { site } from '../content/site.ts';
+import { site } from '../../content/site.ts';
 
 const STYLE = `
 *{box-sizing:border-box}

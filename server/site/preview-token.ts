@@ -3,7 +3,7 @@
 // derived from UNSUBSCRIBE_SECRET under its own purpose label, so no other token of this site
 // (unsubscribe, confirmation) can pass as one, nor one of these as them.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { isIsoDate } from '../content/dates.ts';
+import { isIsoDate } from '../../content/dates.ts';
 
 export const PREVIEW_TOKEN_DAYS = 7;
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emailProblem } from '../content/email-address.ts';
+import { emailProblem } from '../../content/email-address.ts';
 import { canonicalAddress, mailboxKey, NON_ASCII_DOMAIN_MESSAGE } from './mailbox-key.ts';
 
 describe('mailboxKey', () => {

@@ -6,11 +6,11 @@
 // deploy or crash after the answer delays it, never loses it. The outbox worker is only woken.
 import type { Request, Response } from 'express';
 import * as z from 'zod';
-import { emailProblem, MAX_EMAIL_LENGTH } from '../content/email-address.ts';
-import type { SignupOutcome } from '../client/signup-outcome.ts';
+import { emailProblem, MAX_EMAIL_LENGTH } from '../../content/email-address.ts';
+import type { SignupOutcome } from '../../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
-import type { LinkConfirmation } from './store/subscriber-links.ts';
-import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from './store/types.ts';
+import type { LinkConfirmation } from '../store/subscriber-links.ts';
+import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from '../store/types.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -19,7 +19,7 @@ export const subscribeBodySchema = z.object(
     email: z
       .string({ message: 'Send the address as a string in the "email" field.' })
       .max(MAX_EMAIL_LENGTH * 4, `An email address has at most ${MAX_EMAIL_LENGTH} characters.`)
-      // Trimmed, NFKC, lower-cased, the domain in ASCII (server/mailbox-key.ts).
+      // Trimmed, NFKC, lower-cased, the domain in ASCII (server/subscribers/mailbox-key.ts).
       .transform((raw, ctx) => {
         const canonical = canonicalAddress(raw);
         if (canonical.ok) return canonical.email;

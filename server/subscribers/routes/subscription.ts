@@ -2,14 +2,14 @@
 // token. It shows the address (masked) and its state and offers POST buttons (never a change on
 // GET, since mail scanners open links). That token travels with every forwarded digest, so it only
 // unsubscribes at once; download, delete and subscribe again first mail a fresh one-hour, one-use
-// link to the address (server/link-tokens.ts, routes in subscription-link.ts).
+// link to the address (server/subscribers/link-tokens.ts, routes in subscription-link.ts).
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
-import type { SubscriberDetails, SubscriberStatus } from '../store/types.ts';
+import type { SubscriberDetails, SubscriberStatus } from '../../store/types.ts';
 import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 import { freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
 import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
-import { noReferrer } from '../small-page.ts';
+import { noReferrer } from '../../http/small-page.ts';
 
 const ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];

@@ -1,16 +1,16 @@
 // The pages behind an e-mail's footer link and the fresh links it mails: their texts, the "download
 // my data" file, and how such a page is sent (no caches, no index). Shared by the two routers in
-// server/routes/subscription.ts and subscription-link.ts, which do not import each other.
+// server/subscribers/routes/subscription.ts and subscription-link.ts, which do not import each other.
 import type { Response } from 'express';
 import { createElement as h, type ReactNode } from 'react';
-import { recapSummaries } from '../content/index.ts';
-import { site } from '../content/site.ts';
-import type { Logger } from './logger.ts';
-import type { SignupMode, SiteStore, SubscriberDetails, SubscriberStatus } from './store/types.ts';
+import { recapSummaries } from '../../content/index.ts';
+import { site } from '../../content/site.ts';
+import type { Logger } from '../http/logger.ts';
+import type { SignupMode, SiteStore, SubscriberDetails, SubscriberStatus } from '../store/types.ts';
 import type { SignupService } from './signup.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 import { FRESH_LINK_MINUTES } from './link-tokens.ts';
-import { page, send } from './small-page.ts';
+import { page, send } from '../http/small-page.ts';
 
 export interface SubscriptionOptions {
   store: SiteStore;

@@ -1,10 +1,10 @@
 // The machine-read documents: the RSS feed for readers, the sitemap and robots.txt for crawlers.
 // Each is a pure function of the recaps and the site's address, so every process (and every
 // restart) serves byte-identical bodies until the content changes with a deploy.
-import { byDateNewestFirst, parseIsoDate } from '../content/dates.ts';
-import type { Recap } from '../content/schema.ts';
-import { site, withCampaign } from '../content/site.ts';
-import { weekTitle } from '../content/text.ts';
+import { byDateNewestFirst, parseIsoDate } from '../../content/dates.ts';
+import type { Recap } from '../../content/schema.ts';
+import { site, withCampaign } from '../../content/site.ts';
+import { weekTitle } from '../../content/text.ts';
 import { escapeHtml } from './html.ts';
 
 export const FEED_PATH = '/rss.xml';
