@@ -94,6 +94,35 @@ CREATE FUNCTION public.claim_welcome(p_id text) RETURNS boolean
 $$;
 
 --
+-- Name: confirm_subscriber_link(text, integer, text, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.confirm_subscriber_link(p_id text, p_version integer, p_network_hash text, p_welcome boolean) RETURNS json
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_email text;
+  v_status text;
+  v_version integer;
+begin
+  select e.email, e.status, e.link_version into v_email, v_status, v_version
+    from public.email_signups e where e.id::text = p_id for update;
+  if v_email is null then
+    return null;
+  end if;
+  if v_status = 'active' then
+    return json_build_object('email', v_email, 'status', v_status, 'activated', false, 'refused', false);
+  end if;
+  if (p_version is null and v_status <> 'pending') or (p_version is not null and p_version <> v_version) then
+    return json_build_object('email', v_email, 'status', v_status, 'activated', false, 'refused', true);
+  end if;
+  return (public.activate_subscriber_welcome(p_id, p_network_hash, array['pending', 'bounced', 'complained'], true, p_welcome)::jsonb
+    || jsonb_build_object('refused', false))::json;
+end
+$$;
+
+--
 -- Name: count_digest_recap_sends(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -182,6 +211,22 @@ CREATE FUNCTION public.digest_batch(p_id bigint) RETURNS jsonb
     SET search_path TO ''
     AS $$
   select to_jsonb(b) from public.digest_batches b where b.id = p_id;
+$$;
+
+--
+-- Name: digest_claim_tick(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_claim_tick(p_tick timestamp with time zone, p_holder text) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with claimed as (
+    insert into public.digest_tick_claims (tick, holder) values (p_tick, p_holder)
+      on conflict (tick) do nothing
+    returning 1
+  )
+  select exists (select 1 from claimed);
 $$;
 
 --
@@ -487,7 +532,8 @@ begin
     return null;
   end if;
   delete from public.digest_deliveries d where d.subscriber_id = any(v_ids);
-  update public.email_events ev set subscriber_id = null where ev.subscriber_id = any(v_ids);
+  -- Its bounce or complaint events keep their type and time, but neither the id nor the message.
+  update public.email_events ev set subscriber_id = null, provider_message_id = null where ev.subscriber_id = any(v_ids);
   -- Its mail still waiting is called off; what went out keeps its counts but not the id.
   update public.mail_outbox m
     set subscriber_id = null,
@@ -500,6 +546,9 @@ begin
     set subscriber_ids = array(
           select case when m.id = any(v_ids) then 'deleted' else m.id end
           from unnest(b.subscriber_ids) with ordinality as m(id, n) order by m.n),
+        provider_ids = case when b.provider_ids is null then null else array(
+          select case when m.id = any(v_ids) then null else m.provider_id end
+          from unnest(b.subscriber_ids, b.provider_ids) with ordinality as m(id, provider_id, n) order by m.n) end,
         failure = public.scrub_failure(b.failure, v_ids, v_emails)
     where b.subscriber_ids && v_ids;
   update public.digest_runs r set message = replace(r.message, a.email, '(deleted address)')
@@ -511,6 +560,20 @@ begin
     update public.subscriber_state_history h set subscriber_id = g.alias from gone g where h.subscriber_id = g.id returning 1
   )
   insert into public.subscriber_state_history (subscriber_id, state, from_state) select g.alias, 'deleted', g.state from gone g;
+  return null;
+end
+$$;
+
+--
+-- Name: forget_merged_signups(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.forget_merged_signups() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+  delete from public.email_signups_merged m where m.merged_into in (select o.id::text from old_rows o);
   return null;
 end
 $$;
@@ -555,14 +618,14 @@ begin
               case when v_target = 'pending' then now() end,
               case when v_target = any(v_rank) then now() end,
               case when v_target = any(v_rank) then v_target end)
-      on conflict (email) do update
+      on conflict (mailbox) do update
         set unsubscribed_at = coalesce(e.unsubscribed_at, now()), unsubscribe_reason = excluded.unsubscribe_reason,
             pending_since = null, status_changed_at = now()
         where excluded.unsubscribe_reason is not null
           and coalesce(array_position(v_rank, e.status), 0) < array_position(v_rank, excluded.unsubscribe_reason)
       returning e.status, (e.xmax::text = '0') into v_status, v_inserted;
     if v_status is null then
-      select e.status into v_status from public.email_signups e where e.email = lower(btrim(v_email));
+      select e.status into v_status from public.email_signups e where e.mailbox = public.mailbox_key(v_email);
       v_outcome := case when v_status in ('active', 'pending') then 'present' else 'left_alone' end;
     elsif not v_inserted then
       v_outcome := 'recorded_left';
@@ -611,6 +674,24 @@ begin
   return v_secret;
 end
 $$;
+
+--
+-- Name: mailbox_key(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.mailbox_key(p_email text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $_$
+  select case
+    when strpos(a.address, '@') = 0 then a.address
+    when p.domain in ('gmail.com', 'googlemail.com') then replace(p.local, '.', '') || '@gmail.com'
+    else p.local || '@' || p.domain
+  end
+  from (select lower(btrim(p_email)) as address) a
+  cross join lateral (select regexp_replace(a.address, '@[^@]*$', '') as whole, substring(a.address from '@([^@]*)$') as domain) s
+  cross join lateral (select case when strpos(s.whole, '+') > 1 then split_part(s.whole, '+', 1) else s.whole end as local, s.domain) p;
+$_$;
 
 --
 -- Name: mark_subscriber_left(text, text); Type: FUNCTION; Schema: public; Owner: -
@@ -693,7 +774,7 @@ CREATE FUNCTION public.outbox_from_signup() RETURNS trigger
 begin
   if new.confirmation_sent_at is not null
      and (tg_op = 'INSERT' or old.confirmation_sent_at is distinct from new.confirmation_sent_at) then
-    perform public.outbox_enqueue('confirm', new.id::text, '{}'::jsonb);
+    perform public.outbox_enqueue('confirm', new.id::text, jsonb_build_object('version', new.link_version));
   end if;
   if new.welcomed_at is not null and (tg_op = 'INSERT' or old.welcomed_at is null) then
     perform public.outbox_enqueue('welcome', new.id::text, '{}'::jsonb);
@@ -790,6 +871,30 @@ CREATE FUNCTION public.prune_pending_subscribers(p_days integer) RETURNS integer
 $$;
 
 --
+-- Name: record_email_engagement(text, text, date, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_new integer;
+begin
+  delete from public.email_engagement_receipts r where r.received_at < p_received_at - interval '7 days';
+  insert into public.email_engagement_receipts (svix_id, received_at) values (p_svix_id, p_received_at)
+  on conflict (svix_id) do nothing;
+  get diagnostics v_new = row_count;
+  if v_new = 0 then
+    return false;
+  end if;
+  insert into public.email_engagement as e (recap_date, event_type, events) values (p_recap_date, p_event_type, 1)
+  on conflict (recap_date, event_type) do update set events = e.events + 1;
+  return true;
+end
+$$;
+
+--
 -- Name: record_email_event(text, text, text, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -800,6 +905,31 @@ CREATE FUNCTION public.record_email_event(p_svix_id text, p_event_type text, p_p
   insert into public.email_events (svix_id, event_type, provider_message_id, subscriber_id, occurred_at)
   values (p_svix_id, p_event_type, p_provider_message_id, p_subscriber_id, p_occurred_at)
   on conflict (svix_id) do nothing;
+$$;
+
+--
+-- Name: record_link_click(date, text, text, timestamp with time zone, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.record_link_click(p_recap_date date, p_entry text, p_click_key text, p_at timestamp with time zone, p_window_seconds integer) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_new integer;
+begin
+  delete from public.link_click_window w where w.expires_at <= p_at;
+  insert into public.link_click_window (click_key, expires_at)
+  values (p_click_key, p_at + make_interval(secs => p_window_seconds))
+  on conflict (click_key) do nothing;
+  get diagnostics v_new = row_count;
+  if v_new = 0 then
+    return false;
+  end if;
+  insert into public.link_clicks as c (recap_date, entry, clicks) values (p_recap_date, p_entry, 1)
+  on conflict (recap_date, entry) do update set clicks = c.clicks + 1;
+  return true;
+end
 $$;
 
 --
@@ -853,6 +983,28 @@ CREATE FUNCTION public.release_digest_lock(p_recap_date date, p_holder text) RET
     SET search_path TO ''
     AS $$
   delete from public.digest_locks where recap_date = p_recap_date and holder = p_holder;
+$$;
+
+--
+-- Name: report_engagement(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.report_engagement() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  select jsonb_build_object(
+    'clicks', (
+      select coalesce(jsonb_agg(jsonb_build_object('recapDate', to_char(c.recap_date, 'YYYY-MM-DD'), 'entry', c.entry, 'clicks', c.clicks)
+                                order by c.recap_date, c.entry), '[]'::jsonb)
+      from public.link_clicks c
+    ),
+    'events', (
+      select coalesce(jsonb_agg(jsonb_build_object('recapDate', to_char(e.recap_date, 'YYYY-MM-DD'), 'type', e.event_type, 'events', e.events)
+                                order by e.recap_date, e.event_type), '[]'::jsonb)
+      from public.email_engagement e
+    )
+  );
 $$;
 
 --
@@ -1004,6 +1156,52 @@ end
 $$;
 
 --
+-- Name: resubscribe_by_owner(text, text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.resubscribe_by_owner(p_id text, p_network_hash text, p_mailbox_hash text) RETURNS json
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_status text;
+  v_owner boolean;
+  v_due boolean;
+begin
+  select e.status, e.confirmed_at is not null,
+         e.confirmation_sent_at is null or e.confirmation_sent_at <= now() - interval '24 hours'
+    into v_status, v_owner, v_due
+    from public.email_signups e where e.id::text = p_id for update;
+  if v_status is null then
+    return null;
+  end if;
+  if v_status not in ('unsubscribed', 'pending') then
+    return json_build_object('outcome', 'unchanged', 'status', v_status);
+  end if;
+  if p_mailbox_hash is not null then
+    insert into public.mailbox_confirmations as m (mailbox_hash, sent_at) values (p_mailbox_hash, now())
+      on conflict (mailbox_hash) do update set sent_at = excluded.sent_at
+      where v_owner or (v_due and m.sent_at <= now() - interval '24 hours')
+      returning true into v_due;
+    v_due := coalesce(v_due, false);
+  end if;
+  if not (v_owner or v_due) then
+    return json_build_object('outcome', 'throttled', 'status', v_status);
+  end if;
+  if v_status = 'unsubscribed' then
+    update public.email_signups e
+      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = now(),
+          status_changed_at = now(), signup_ip_hash = p_network_hash
+      where e.id::text = p_id;
+  end if;
+  -- A separate statement after the state change, so the confirmation's outbox row (queued by the
+  -- trigger on this column) carries the link version the state change gave the row.
+  update public.email_signups e set confirmation_sent_at = now() where e.id::text = p_id;
+  return json_build_object('outcome', 'sent', 'status', 'pending');
+end
+$$;
+
+--
 -- Name: scrub_failure(jsonb, text[], text[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1065,83 +1263,133 @@ CREATE FUNCTION public.server_notices() RETURNS jsonb
 $$;
 
 --
--- Name: signup_counted_list(text[], integer[], integer[], text[], text[], text[], jsonb, jsonb); Type: FUNCTION; Schema: public; Owner: -
+-- Name: signup_counted(text, integer, integer, text, integer, integer, text, text, text, text, text[], boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.signup_counted_list(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) RETURNS jsonb
+CREATE FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
-  v_counts jsonb;
-  v_within integer[];
-  v_activated jsonb;
+  v_network jsonb;
+  v_mailbox jsonb;
 begin
-  v_counts := public.signup_rate_limit_hit_list(p_keys, p_points, p_window_ms);
-  select coalesce(array_agg(r.position order by r.position), '{}')
-  into v_within
-  from generate_subscripts(p_emails, 1) as r(position)
-  where not exists (
-    select 1
-    from jsonb_array_elements(coalesce(p_limits -> (r.position - 1), '[]'::jsonb)) as l(item)
-    -- A key without a count (never expected) counts as over its limit.
-    where coalesce((v_counts -> 'points' -> (l.item ->> 0)::integer)::integer, 2147483647) - (l.item ->> 1)::integer > (l.item ->> 2)::integer
-  );
-  if cardinality(v_within) = 0 then
-    v_activated := '{}'::jsonb;
-  elsif cardinality(v_within) = cardinality(p_emails) then
-    v_activated := public.signup_subscribers_many(p_emails, p_sources, p_network_hashes, p_address_hashes);
-  else
-    v_activated := public.signup_subscribers_many(
-      array(select p_emails[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
-      array(select p_sources[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
-      array(select p_network_hashes[w.position] from unnest(v_within) with ordinality as w(position, n) order by w.n),
-      (select coalesce(jsonb_agg(coalesce(p_address_hashes -> (w.position - 1), '[]'::jsonb) order by w.n), '[]'::jsonb)
-       from unnest(v_within) with ordinality as w(position, n))
-    );
+  v_network := public.signup_rate_limit_hit(p_network_key, 1, p_network_window_ms, false);
+  if (v_network->>'points')::integer > p_network_limit then
+    return jsonb_build_object('network', v_network);
   end if;
-  return v_counts || jsonb_build_object(
-    'ids', (select coalesce(jsonb_agg(v_activated -> e.email order by e.position), '[]'::jsonb) from unnest(p_emails) with ordinality as e(email, position))
+  v_mailbox := public.signup_rate_limit_hit(p_mailbox_key, 1, p_mailbox_window_ms, false);
+  if (v_mailbox->>'points')::integer > p_mailbox_limit then
+    return jsonb_build_object('network', v_network, 'mailbox', v_mailbox);
+  end if;
+  return jsonb_build_object(
+    'network', v_network,
+    'mailbox', v_mailbox,
+    'decision', public.signup_decide(p_email, p_source, p_mode, p_network_hash, p_address_hashes, p_welcome)::jsonb
   );
 end
 $$;
 
 --
--- Name: signup_counted_many(text[], integer[], integer[], text[], text[], text[], jsonb, jsonb); Type: FUNCTION; Schema: public; Owner: -
+-- Name: signup_decide(text, text, text, text, text[], boolean, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.signup_counted_many(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) RETURNS jsonb
+CREATE FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean DEFAULT false) RETURNS json
     LANGUAGE plpgsql
     SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
-  v_answer jsonb;
+  v_mailbox text := p_address_hashes[1];
+  v_id text;
+  v_status text;
+  v_suppressed text;
+  v_throttle interval;
+  v_due boolean;
+  v_inserted boolean;
 begin
-  v_answer := public.signup_counted_list(
-    p_keys, p_points, p_window_ms, p_emails, p_sources, p_network_hashes, p_address_hashes,
-    -- Each limit [key, later, limit] as [the key's position in p_keys, later, limit]; a key not
-    -- among them goes as null, which the statement reads as over its limit, as before.
-    (select coalesce(jsonb_agg(
-       (select coalesce(jsonb_agg(jsonb_build_array(
-                 (select k.n - 1 from unnest(p_keys) with ordinality as k(key, n) where k.key = l.item ->> 0 limit 1),
-                 l.item -> 1, l.item -> 2) order by l.n), '[]'::jsonb)
-        from jsonb_array_elements(r.limits) with ordinality as l(item, n))
-       order by r.n), '[]'::jsonb)
-     from jsonb_array_elements(coalesce(p_limits, '[]'::jsonb)) with ordinality as r(limits, n))
-  );
-  return jsonb_build_object(
-    'counts', (
-      select coalesce(jsonb_object_agg(k.key, jsonb_build_object('points', v_answer -> 'points' -> (k.n - 1)::integer, 'ms_left', v_answer -> 'ms_left' -> (k.n - 1)::integer)), '{}'::jsonb)
-      from unnest(p_keys) with ordinality as k(key, n)
-    ),
-    'activated', (
-      select coalesce(jsonb_object_agg(e.email, v_answer -> 'ids' -> (e.n - 1)::integer), '{}'::jsonb)
-      from unnest(p_emails) with ordinality as e(email, n)
-      where jsonb_typeof(v_answer -> 'ids' -> (e.n - 1)::integer) = 'string'
+  if p_mode not in ('single', 'double') then
+    raise exception 'signup mode must be single or double, not %', p_mode using errcode = '22023';
+  end if;
+  select s.reason into v_suppressed
+    from public.subscriber_suppressions s
+    where s.address_hash = any(coalesce(p_address_hashes, '{}'))
+    order by s.reason = 'complained' desc
+    limit 1;
+  if v_suppressed is not null and v_mailbox is not null then
+    insert into public.subscriber_suppressions as s (address_hash, reason) values (v_mailbox, v_suppressed)
+      on conflict (address_hash) do update set reason = excluded.reason where s.reason <> 'complained';
+    delete from public.subscriber_suppressions s where s.address_hash = any(p_address_hashes[2:]) and s.address_hash <> v_mailbox;
+  end if;
+  loop
+    insert into public.email_signups as e (email, source, signup_ip_hash, pending_since, unsubscribed_at, unsubscribe_reason)
+    values (
+      p_email, p_source, p_network_hash,
+      case when p_mode = 'double' and v_suppressed is null then now() end,
+      case when v_suppressed is not null then now() end,
+      v_suppressed
     )
-  );
+    on conflict (mailbox) do nothing
+    returning e.id::text, e.status into v_id, v_status;
+    v_inserted := v_id is not null;
+    if not v_inserted then
+      select e.id::text, e.status into v_id, v_status
+        from public.email_signups e where e.mailbox = public.mailbox_key(p_email) for update;
+    end if;
+    -- Deleted between the insert and the lock (the owner's "delete my data"): try again.
+    exit when v_id is not null;
+  end loop;
+
+  if v_status = 'active' and v_inserted then
+    if p_welcome then
+      update public.email_signups e set welcomed_at = now() where e.id::text = v_id and e.welcomed_at is null;
+    end if;
+    return json_build_object('id', v_id, 'outcome', 'subscribed');
+  end if;
+  if v_status = 'active' then
+    return json_build_object('id', v_id, 'outcome', case when p_mode = 'single' then 'already_subscribed' else 'nothing_to_send' end);
+  end if;
+
+  if v_status in ('unsubscribed', 'pending') and p_mode = 'single' then
+    update public.email_signups e
+      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null,
+          resubscribed_at = case when e.status = 'unsubscribed' then now() else e.resubscribed_at end,
+          status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash,
+          welcomed_at = case when p_welcome and e.welcomed_at is null then now() else e.welcomed_at end
+      where e.id::text = v_id;
+    return json_build_object('id', v_id, 'outcome', 'subscribed');
+  end if;
+
+  if v_status = 'unsubscribed' then
+    -- Double mode: back to waiting for the owner's confirmation.
+    update public.email_signups e
+      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = now(),
+          status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
+      where e.id::text = v_id;
+    v_status := 'pending';
+  end if;
+
+  -- A complaint is the one signal a sender must never ignore: nothing goes to that inbox unless
+  -- its owner asks from their own page.
+  if v_status = 'complained' and not p_owner then
+    return json_build_object('id', v_id, 'outcome', 'nothing_to_send');
+  end if;
+
+  -- The row is locked (inserted or selected for update above), so reading its throttle and then
+  -- claiming it cannot race; the mailbox's claim is one atomic upsert, so two spellings posted at
+  -- once cannot both win it.
+  v_throttle := case when v_status = 'pending' then interval '24 hours' else interval '30 days' end;
+  select e.confirmation_sent_at is null or e.confirmation_sent_at <= now() - v_throttle into v_due
+    from public.email_signups e where e.id::text = v_id;
+  if v_due and v_mailbox is not null then
+    insert into public.mailbox_confirmations as m (mailbox_hash, sent_at) values (v_mailbox, now())
+      on conflict (mailbox_hash) do update set sent_at = excluded.sent_at where m.sent_at <= now() - v_throttle
+      returning true into v_due;
+    v_due := coalesce(v_due, false);
+  end if;
+  if v_due then
+    update public.email_signups e set confirmation_sent_at = now() where e.id::text = v_id;
+  end if;
+  return json_build_object('id', v_id, 'outcome', case when v_due then 'send_confirmation' else 'nothing_to_send' end);
 end
 $$;
 
@@ -1173,237 +1421,6 @@ end
 $$;
 
 --
--- Name: signup_rate_limit_hit_list(text[], integer[], integer[]); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_rate_limit_hit_list(p_keys text[], p_points integer[], p_window_ms integer[]) RETURNS jsonb
-    LANGUAGE plpgsql
-    SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$
-declare
-  v_counts jsonb;
-begin
-  if random() < 0.001 then
-    delete from public.signup_rate_limits where expires_at < now();
-  end if;
-  with incoming as (
-    select t.key, sum(t.points)::integer as points, max(t.window_ms) as window_ms
-    from unnest(p_keys, p_points, p_window_ms) as t(key, points, window_ms)
-    group by t.key
-  ),
-  counted as (
-    insert into public.signup_rate_limits as c (key, points, expires_at)
-    select i.key, i.points, now() + i.window_ms * interval '1 millisecond' from incoming i order by i.key
-    on conflict (key) do update
-      set points = case when c.expires_at <= now() then excluded.points else c.points + excluded.points end,
-          expires_at = case when c.expires_at <= now() then excluded.expires_at else c.expires_at end
-    returning c.key, c.points, c.expires_at
-  )
-  select jsonb_build_object(
-    'points', coalesce(jsonb_agg(c.points order by k.position), '[]'::jsonb),
-    'ms_left', coalesce(jsonb_agg(greatest(0, floor(extract(epoch from (c.expires_at - now())) * 1000))::bigint order by k.position), '[]'::jsonb)
-  )
-  into v_counts
-  from unnest(p_keys) with ordinality as k(key, position)
-  join counted c on c.key = k.key;
-  return v_counts;
-end
-$$;
-
---
--- Name: signup_rate_limit_hit_many(text[], integer[], integer[]); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_rate_limit_hit_many(p_keys text[], p_points integer[], p_window_ms integer[]) RETURNS jsonb
-    LANGUAGE plpgsql
-    SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$
-declare
-  v_counts jsonb;
-begin
-  v_counts := public.signup_rate_limit_hit_list(p_keys, p_points, p_window_ms);
-  return (
-    select coalesce(jsonb_object_agg(k.key, jsonb_build_object('points', v_counts -> 'points' -> (k.n - 1)::integer, 'ms_left', v_counts -> 'ms_left' -> (k.n - 1)::integer)), '{}'::jsonb)
-    from unnest(p_keys) with ordinality as k(key, n)
-  );
-end
-$$;
-
---
--- Name: signup_rate_limit_peek(text); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_rate_limit_peek(p_key text) RETURNS jsonb
-    LANGUAGE sql STABLE
-    SET search_path TO ''
-    AS $$
-  select jsonb_build_object('points', points, 'ms_left', greatest(0, floor(extract(epoch from (expires_at - now())) * 1000))::bigint)
-  from public.signup_rate_limits where key = p_key and expires_at > now();
-$$;
-
---
--- Name: signup_rate_limit_reset(text); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_rate_limit_reset(p_key text) RETURNS boolean
-    LANGUAGE sql
-    SET search_path TO ''
-    AS $$
-  with gone as (delete from public.signup_rate_limits where key = p_key returning 1)
-  select exists (select 1 from gone);
-$$;
-
---
--- Name: signup_subscriber(text, text, text, text, text[]); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_subscriber(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[]) RETURNS json
-    LANGUAGE plpgsql
-    SET search_path TO ''
-    AS $$
-declare
-  v_mailbox text := p_address_hashes[1];
-  v_id text;
-  v_status text;
-  v_suppressed text;
-  v_throttle interval;
-  v_due boolean;
-  v_inserted boolean;
-begin
-  if p_mode not in ('single', 'double') then
-    raise exception 'signup mode must be single or double, not %', p_mode using errcode = '22023';
-  end if;
-  select s.reason into v_suppressed
-    from public.subscriber_suppressions s
-    where s.address_hash = any(coalesce(p_address_hashes, '{}'))
-    order by s.reason = 'complained' desc
-    limit 1;
-  if v_suppressed is not null and v_mailbox is not null then
-    -- A hash made under a link secret (before this migration) becomes the mailbox's own, which
-    -- no rotation forgets.
-    insert into public.subscriber_suppressions as s (address_hash, reason) values (v_mailbox, v_suppressed)
-      on conflict (address_hash) do update set reason = excluded.reason where s.reason <> 'complained';
-    delete from public.subscriber_suppressions s where s.address_hash = any(p_address_hashes[2:]) and s.address_hash <> v_mailbox;
-  end if;
-  loop
-    insert into public.email_signups as e (email, source, signup_ip_hash, pending_since, unsubscribed_at, unsubscribe_reason)
-    values (
-      p_email, p_source, p_network_hash,
-      case when p_mode = 'double' and v_suppressed is null then now() end,
-      case when v_suppressed is not null then now() end,
-      v_suppressed
-    )
-    on conflict (email) do nothing
-    returning e.id::text, e.status into v_id, v_status;
-    v_inserted := v_id is not null;
-    if not v_inserted then
-      select e.id::text, e.status into v_id, v_status
-        from public.email_signups e where e.email = lower(btrim(p_email)) for update;
-    end if;
-    -- Deleted between the insert and the lock (the owner's "delete my data"): try again.
-    exit when v_id is not null;
-  end loop;
-
-  if v_status = 'active' and v_inserted then
-    return json_build_object('id', v_id, 'outcome', 'subscribed');
-  end if;
-  if v_status = 'active' then
-    return json_build_object('id', v_id, 'outcome', case when p_mode = 'single' then 'already_subscribed' else 'nothing_to_send' end);
-  end if;
-
-  if v_status in ('unsubscribed', 'pending') and p_mode = 'single' then
-    update public.email_signups e
-      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null,
-          resubscribed_at = case when e.status = 'unsubscribed' then now() else e.resubscribed_at end,
-          status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
-      where e.id::text = v_id;
-    return json_build_object('id', v_id, 'outcome', 'subscribed');
-  end if;
-
-  if v_status = 'unsubscribed' then
-    -- Double mode: back to waiting for the owner's confirmation.
-    update public.email_signups e
-      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = now(),
-          status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
-      where e.id::text = v_id;
-    v_status := 'pending';
-  end if;
-
-  -- The row is locked (inserted or selected for update above), so reading its throttle and then
-  -- claiming it cannot race; the mailbox's claim is one atomic upsert, so two spellings posted at
-  -- once cannot both win it.
-  v_throttle := case when v_status = 'pending' then interval '24 hours' else interval '30 days' end;
-  select e.confirmation_sent_at is null or e.confirmation_sent_at <= now() - v_throttle into v_due
-    from public.email_signups e where e.id::text = v_id;
-  if v_due and v_mailbox is not null then
-    insert into public.mailbox_confirmations as m (mailbox_hash, sent_at) values (v_mailbox, now())
-      on conflict (mailbox_hash) do update set sent_at = excluded.sent_at where m.sent_at <= now() - v_throttle
-      returning true into v_due;
-    v_due := coalesce(v_due, false);
-  end if;
-  if v_due then
-    update public.email_signups e set confirmation_sent_at = now() where e.id::text = v_id;
-  end if;
-  return json_build_object('id', v_id, 'outcome', case when v_due then 'send_confirmation' else 'nothing_to_send' end);
-end
-$$;
-
---
--- Name: signup_subscriber_welcome(text, text, text, text, text[], boolean); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_subscriber_welcome(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) RETURNS json
-    LANGUAGE plpgsql
-    SET search_path TO ''
-    AS $$
-declare
-  v_decision json;
-begin
-  v_decision := public.signup_subscriber(p_email, p_source, p_mode, p_network_hash, p_address_hashes);
-  if p_welcome and v_decision->>'outcome' = 'subscribed' then
-    update public.email_signups e set welcomed_at = now()
-      where e.id::text = v_decision->>'id' and e.welcomed_at is null and e.status = 'active';
-  end if;
-  return v_decision;
-end
-$$;
-
---
--- Name: signup_subscribers_many(text[], text[], text[], jsonb); Type: FUNCTION; Schema: public; Owner: -
---
-
-CREATE FUNCTION public.signup_subscribers_many(p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb) RETURNS jsonb
-    LANGUAGE plpgsql
-    SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$
-declare
-  v_activated jsonb;
-begin
-  with activated as (
-    insert into public.email_signups as e (email, source, signup_ip_hash)
-    select incoming.email, incoming.source, incoming.network_hash
-    from unnest(p_emails, p_sources, p_network_hashes) with ordinality as incoming(email, source, network_hash, position)
-    where not exists (
-      select 1 from public.subscriber_suppressions s
-      where s.address_hash in (select jsonb_array_elements_text(coalesce(p_address_hashes -> (incoming.position::int - 1), '[]'::jsonb)))
-    )
-    order by incoming.position
-    on conflict (email) do update
-      set unsubscribed_at = null, unsubscribe_reason = null, pending_since = null, status_changed_at = now(),
-          resubscribed_at = case when e.status = 'unsubscribed' then now() else e.resubscribed_at end,
-          source = excluded.source, signup_ip_hash = excluded.signup_ip_hash
-      where e.status in ('unsubscribed', 'pending')
-    returning e.id::text as id, e.email
-  )
-  select coalesce(jsonb_object_agg(a.email, a.id), '{}'::jsonb) into v_activated from activated a;
-  return v_activated;
-end
-$$;
-
---
 -- Name: subscriber_by_email(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1411,7 +1428,7 @@ CREATE FUNCTION public.subscriber_by_email(p_email text) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
-  select public.subscriber_json(e) from public.email_signups e where e.email = p_email;
+  select public.subscriber_json(e) from public.email_signups e where e.mailbox = public.mailbox_key(p_email);
 $$;
 
 --
@@ -1474,6 +1491,7 @@ CASE
     ELSE 'active'::text
 END) STORED,
     link_version integer DEFAULT 1 NOT NULL,
+    mailbox text GENERATED ALWAYS AS (public.mailbox_key(email)) STORED,
     CONSTRAINT email_signups_unsubscribe_reason_check CHECK (((unsubscribe_reason IS NULL) OR (unsubscribe_reason = ANY (ARRAY['unsubscribed'::text, 'bounced'::text, 'complained'::text]))))
 );
 
@@ -1699,6 +1717,37 @@ ALTER TABLE public.digest_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY 
 );
 
 --
+-- Name: digest_tick_claims; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.digest_tick_claims (
+    tick timestamp with time zone NOT NULL,
+    holder text NOT NULL,
+    claimed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: email_engagement; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.email_engagement (
+    recap_date date NOT NULL,
+    event_type text NOT NULL,
+    events bigint NOT NULL,
+    CONSTRAINT email_engagement_event_type_check CHECK ((event_type = ANY (ARRAY['email.delivered'::text, 'email.opened'::text, 'email.clicked'::text]))),
+    CONSTRAINT email_engagement_events_check CHECK ((events >= 0))
+);
+
+--
+-- Name: email_engagement_receipts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.email_engagement_receipts (
+    svix_id text NOT NULL,
+    received_at timestamp with time zone NOT NULL
+);
+
+--
 -- Name: email_events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1723,6 +1772,38 @@ ALTER TABLE public.email_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: email_signups_merged; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.email_signups_merged (
+    id text NOT NULL,
+    merged_into text NOT NULL,
+    merged_at timestamp with time zone DEFAULT now() NOT NULL,
+    original jsonb NOT NULL
+);
+
+--
+-- Name: link_click_window; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.link_click_window (
+    click_key text NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: link_clicks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.link_clicks (
+    recap_date date NOT NULL,
+    entry text NOT NULL,
+    clicks bigint NOT NULL,
+    CONSTRAINT link_clicks_clicks_check CHECK ((clicks >= 0)),
+    CONSTRAINT link_clicks_entry_check CHECK ((entry ~ '^([1-9]|10|page)$'::text))
 );
 
 --
@@ -1906,6 +1987,27 @@ ALTER TABLE ONLY public.digest_runs
     ADD CONSTRAINT digest_runs_pkey PRIMARY KEY (id);
 
 --
+-- Name: digest_tick_claims digest_tick_claims_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.digest_tick_claims
+    ADD CONSTRAINT digest_tick_claims_pkey PRIMARY KEY (tick);
+
+--
+-- Name: email_engagement email_engagement_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.email_engagement
+    ADD CONSTRAINT email_engagement_pkey PRIMARY KEY (recap_date, event_type);
+
+--
+-- Name: email_engagement_receipts email_engagement_receipts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.email_engagement_receipts
+    ADD CONSTRAINT email_engagement_receipts_pkey PRIMARY KEY (svix_id);
+
+--
 -- Name: email_events email_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1920,11 +2022,32 @@ ALTER TABLE ONLY public.email_events
     ADD CONSTRAINT email_events_svix_id_key UNIQUE (svix_id);
 
 --
+-- Name: email_signups_merged email_signups_merged_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.email_signups_merged
+    ADD CONSTRAINT email_signups_merged_pkey PRIMARY KEY (id);
+
+--
 -- Name: email_signups email_signups_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.email_signups
     ADD CONSTRAINT email_signups_pkey PRIMARY KEY (id);
+
+--
+-- Name: link_click_window link_click_window_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.link_click_window
+    ADD CONSTRAINT link_click_window_pkey PRIMARY KEY (click_key);
+
+--
+-- Name: link_clicks link_clicks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.link_clicks
+    ADD CONSTRAINT link_clicks_pkey PRIMARY KEY (recap_date, entry);
 
 --
 -- Name: mail_outbox mail_outbox_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2000,6 +2123,12 @@ CREATE INDEX digest_deliveries_message_idx ON public.digest_deliveries USING btr
 CREATE INDEX digest_runs_started_idx ON public.digest_runs USING btree (started_at DESC, id DESC);
 
 --
+-- Name: email_engagement_receipts_received_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_engagement_receipts_received_idx ON public.email_engagement_receipts USING btree (received_at);
+
+--
 -- Name: email_events_message_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2024,6 +2153,18 @@ CREATE UNIQUE INDEX email_signups_email_key ON public.email_signups USING btree 
 CREATE INDEX email_signups_id_text_idx ON public.email_signups USING btree (((id)::text));
 
 --
+-- Name: email_signups_mailbox_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX email_signups_mailbox_key ON public.email_signups USING btree (mailbox);
+
+--
+-- Name: email_signups_merged_into_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_signups_merged_into_idx ON public.email_signups_merged USING btree (merged_into);
+
+--
 -- Name: email_signups_pending_since_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2034,6 +2175,12 @@ CREATE INDEX email_signups_pending_since_idx ON public.email_signups USING btree
 --
 
 CREATE INDEX email_signups_status_active_id_idx ON public.email_signups USING btree (((id)::text)) WHERE (status = 'active'::text);
+
+--
+-- Name: link_click_window_expires_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX link_click_window_expires_idx ON public.link_click_window USING btree (expires_at);
 
 --
 -- Name: mail_outbox_created_idx; Type: INDEX; Schema: public; Owner: -
@@ -2094,6 +2241,12 @@ CREATE TRIGGER email_signups_bump_link_version BEFORE UPDATE OF unsubscribed_at,
 --
 
 CREATE TRIGGER email_signups_forget_deleted AFTER DELETE ON public.email_signups REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.forget_deleted_subscribers();
+
+--
+-- Name: email_signups email_signups_forget_merged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER email_signups_forget_merged AFTER DELETE ON public.email_signups REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.forget_merged_signups();
 
 --
 -- Name: email_signups email_signups_normalise_email; Type: TRIGGER; Schema: public; Owner: -
@@ -2188,6 +2341,24 @@ ALTER TABLE public.digest_recap_sends ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.digest_runs ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: digest_tick_claims; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.digest_tick_claims ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: email_engagement; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.email_engagement ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: email_engagement_receipts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.email_engagement_receipts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: email_events; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -2198,6 +2369,24 @@ ALTER TABLE public.email_events ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.email_signups ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: email_signups_merged; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.email_signups_merged ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: link_click_window; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.link_click_window ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: link_clicks; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.link_clicks ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: mail_outbox; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2278,6 +2467,13 @@ REVOKE ALL ON FUNCTION public.claim_welcome(p_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.claim_welcome(p_id text) TO service_role;
 
 --
+-- Name: FUNCTION confirm_subscriber_link(p_id text, p_version integer, p_network_hash text, p_welcome boolean); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.confirm_subscriber_link(p_id text, p_version integer, p_network_hash text, p_welcome boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.confirm_subscriber_link(p_id text, p_version integer, p_network_hash text, p_welcome boolean) TO service_role;
+
+--
 -- Name: FUNCTION count_digest_recap_sends(); Type: ACL; Schema: public; Owner: -
 --
 
@@ -2313,6 +2509,13 @@ GRANT ALL ON FUNCTION public.delete_subscriber_by_link(p_id text, p_version inte
 
 REVOKE ALL ON FUNCTION public.digest_batch(p_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_batch(p_id bigint) TO service_role;
+
+--
+-- Name: FUNCTION digest_claim_tick(p_tick timestamp with time zone, p_holder text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_claim_tick(p_tick timestamp with time zone, p_holder text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_claim_tick(p_tick timestamp with time zone, p_holder text) TO service_role;
 
 --
 -- Name: FUNCTION digest_content(p_content_hash text); Type: ACL; Schema: public; Owner: -
@@ -2439,6 +2642,15 @@ GRANT ALL ON FUNCTION public.forget_deleted_subscribers() TO authenticated;
 GRANT ALL ON FUNCTION public.forget_deleted_subscribers() TO service_role;
 
 --
+-- Name: FUNCTION forget_merged_signups(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.forget_merged_signups() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.forget_merged_signups() TO anon;
+GRANT ALL ON FUNCTION public.forget_merged_signups() TO authenticated;
+GRANT ALL ON FUNCTION public.forget_merged_signups() TO service_role;
+
+--
 -- Name: FUNCTION import_subscribers(p_rows jsonb); Type: ACL; Schema: public; Owner: -
 --
 
@@ -2458,6 +2670,13 @@ GRANT ALL ON FUNCTION public.list_subscribers(p_after text, p_limit integer, p_a
 
 REVOKE ALL ON FUNCTION public.mailbox_hash_key(p_candidate text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.mailbox_hash_key(p_candidate text) TO service_role;
+
+--
+-- Name: FUNCTION mailbox_key(p_email text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.mailbox_key(p_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.mailbox_key(p_email text) TO service_role;
 
 --
 -- Name: FUNCTION mark_subscriber_left(p_id text, p_reason text); Type: ACL; Schema: public; Owner: -
@@ -2509,11 +2728,25 @@ REVOKE ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) FROM PUB
 GRANT ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) TO service_role;
 
 --
+-- Name: FUNCTION record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION record_email_event(p_svix_id text, p_event_type text, p_provider_message_id text, p_subscriber_id text, p_occurred_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
 --
 
 REVOKE ALL ON FUNCTION public.record_email_event(p_svix_id text, p_event_type text, p_provider_message_id text, p_subscriber_id text, p_occurred_at timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_email_event(p_svix_id text, p_event_type text, p_provider_message_id text, p_subscriber_id text, p_occurred_at timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION record_link_click(p_recap_date date, p_entry text, p_click_key text, p_at timestamp with time zone, p_window_seconds integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.record_link_click(p_recap_date date, p_entry text, p_click_key text, p_at timestamp with time zone, p_window_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_link_click(p_recap_date date, p_entry text, p_click_key text, p_at timestamp with time zone, p_window_seconds integer) TO service_role;
 
 --
 -- Name: FUNCTION record_subscriber_states(); Type: ACL; Schema: public; Owner: -
@@ -2539,6 +2772,13 @@ REVOKE ALL ON FUNCTION public.release_digest_lock(p_recap_date date, p_holder te
 GRANT ALL ON FUNCTION public.release_digest_lock(p_recap_date date, p_holder text) TO service_role;
 
 --
+-- Name: FUNCTION report_engagement(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.report_engagement() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.report_engagement() TO service_role;
+
+--
 -- Name: FUNCTION report_snapshot(p_weeks integer); Type: ACL; Schema: public; Owner: -
 --
 
@@ -2551,6 +2791,13 @@ GRANT ALL ON FUNCTION public.report_snapshot(p_weeks integer) TO service_role;
 
 REVOKE ALL ON FUNCTION public.request_subscriber_link(p_id text, p_purpose text, p_nonce text, p_expires_at timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.request_subscriber_link(p_id text, p_purpose text, p_nonce text, p_expires_at timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION resubscribe_by_owner(p_id text, p_network_hash text, p_mailbox_hash text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.resubscribe_by_owner(p_id text, p_network_hash text, p_mailbox_hash text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.resubscribe_by_owner(p_id text, p_network_hash text, p_mailbox_hash text) TO service_role;
 
 --
 -- Name: FUNCTION scrub_failure(p_failure jsonb, p_ids text[], p_emails text[]); Type: ACL; Schema: public; Owner: -
@@ -2581,18 +2828,18 @@ REVOKE ALL ON FUNCTION public.server_notices() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.server_notices() TO service_role;
 
 --
--- Name: FUNCTION signup_counted_list(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.signup_counted_list(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_counted_list(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) TO service_role;
+REVOKE ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) TO service_role;
 
 --
--- Name: FUNCTION signup_counted_many(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.signup_counted_many(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_counted_many(p_keys text[], p_points integer[], p_window_ms integer[], p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb, p_limits jsonb) TO service_role;
+REVOKE ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean) TO service_role;
 
 --
 -- Name: FUNCTION signup_rate_limit_hit(p_key text, p_points integer, p_window_ms integer, p_force boolean); Type: ACL; Schema: public; Owner: -
@@ -2600,55 +2847,6 @@ GRANT ALL ON FUNCTION public.signup_counted_many(p_keys text[], p_points integer
 
 REVOKE ALL ON FUNCTION public.signup_rate_limit_hit(p_key text, p_points integer, p_window_ms integer, p_force boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.signup_rate_limit_hit(p_key text, p_points integer, p_window_ms integer, p_force boolean) TO service_role;
-
---
--- Name: FUNCTION signup_rate_limit_hit_list(p_keys text[], p_points integer[], p_window_ms integer[]); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_rate_limit_hit_list(p_keys text[], p_points integer[], p_window_ms integer[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_rate_limit_hit_list(p_keys text[], p_points integer[], p_window_ms integer[]) TO service_role;
-
---
--- Name: FUNCTION signup_rate_limit_hit_many(p_keys text[], p_points integer[], p_window_ms integer[]); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_rate_limit_hit_many(p_keys text[], p_points integer[], p_window_ms integer[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_rate_limit_hit_many(p_keys text[], p_points integer[], p_window_ms integer[]) TO service_role;
-
---
--- Name: FUNCTION signup_rate_limit_peek(p_key text); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_rate_limit_peek(p_key text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_rate_limit_peek(p_key text) TO service_role;
-
---
--- Name: FUNCTION signup_rate_limit_reset(p_key text); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_rate_limit_reset(p_key text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_rate_limit_reset(p_key text) TO service_role;
-
---
--- Name: FUNCTION signup_subscriber(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[]); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_subscriber(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_subscriber(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[]) TO service_role;
-
---
--- Name: FUNCTION signup_subscriber_welcome(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_subscriber_welcome(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_subscriber_welcome(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) TO service_role;
-
---
--- Name: FUNCTION signup_subscribers_many(p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb); Type: ACL; Schema: public; Owner: -
---
-
-REVOKE ALL ON FUNCTION public.signup_subscribers_many(p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_subscribers_many(p_emails text[], p_sources text[], p_network_hashes text[], p_address_hashes jsonb) TO service_role;
 
 --
 -- Name: FUNCTION subscriber_by_email(p_email text); Type: ACL; Schema: public; Owner: -
@@ -2776,6 +2974,24 @@ GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO service_role;
 
 --
+-- Name: TABLE digest_tick_claims; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.digest_tick_claims TO service_role;
+
+--
+-- Name: TABLE email_engagement; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.email_engagement TO service_role;
+
+--
+-- Name: TABLE email_engagement_receipts; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.email_engagement_receipts TO service_role;
+
+--
 -- Name: TABLE email_events; Type: ACL; Schema: public; Owner: -
 --
 
@@ -2788,6 +3004,24 @@ GRANT ALL ON TABLE public.email_events TO service_role;
 GRANT ALL ON SEQUENCE public.email_events_id_seq TO anon;
 GRANT ALL ON SEQUENCE public.email_events_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.email_events_id_seq TO service_role;
+
+--
+-- Name: TABLE email_signups_merged; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.email_signups_merged TO service_role;
+
+--
+-- Name: TABLE link_click_window; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.link_click_window TO service_role;
+
+--
+-- Name: TABLE link_clicks; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.link_clicks TO service_role;
 
 --
 -- Name: TABLE mail_outbox; Type: ACL; Schema: public; Owner: -
