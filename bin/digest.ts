@@ -222,7 +222,7 @@ async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Ar
   const progress = progressTicker();
   let report: DigestReport;
   try {
-    const setup = { store, mailer, recaps, siteUrl: config.siteUrl, unsubscribeSecret: config.unsubscribeSecret, freshnessDays: config.digest.freshnessDays, timezone: config.digest.timezone, production: config.env === 'production', log };
+    const setup = { store, mailer, recaps, siteUrl: config.siteUrl, unsubscribeSecret: config.unsubscribeSecret, freshnessDays: config.digest.freshnessDays, timezone: config.digest.timezone, production: config.env === 'production', retentionDays: config.digest.retentionDays, log };
     ({ report } = await runDigestJob(setup, { mode: 'manual', now: new Date(), recapWeek: args.recapWeek, dryRun: args.dryRun, testRecipient: args.to, onProgress: progress.onProgress, signal }));
     // Run alone, the job also delivers what the mail outbox holds (e.g. confirmations promised while the server was down).
     if (!args.dryRun && !args.to) await deliverQueued(store, config, log);

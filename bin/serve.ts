@@ -98,6 +98,7 @@ export async function start() {
       resume: { firstMs: config.digest.resumeFirstSeconds * 1000, maxMs: config.digest.resumeMaxSeconds * 1000 },
       operatorEmail: config.operatorEmail,
       catchUpHours: config.digest.catchUpHours,
+      retentionDays: config.digest.retentionDays,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
   }

@@ -82,6 +82,9 @@ const envSchema = z.object({
   DIGEST_FRESHNESS_DAYS: duration('days', 1, 100_000, 7, { int: true }),
   // 0 turns catching up off; at most a week, since a tick older than that belongs to another week.
   DIGEST_CATCHUP_HOURS: duration('hours', 0, 168, 6),
+  // How long sent outbox rows and webhook events are kept (the Monday job prunes older ones). At
+  // least the week the report's outbox section shows; the upper bound keeps the cutoff a date.
+  RETENTION_DAYS: duration('days', 7, 100_000, 90, { int: true }),
   TRUST_PROXY: z.coerce.number({ message: 'must be the number of proxies in front of the server, e.g. 1' }).int().min(0).max(10).default(0),
   RATE_LIMIT_PER_MINUTE: z.coerce
     .number({ message: 'must be a whole number of requests, e.g. 10' })
@@ -148,6 +151,8 @@ export interface Config {
     resumeMaxSeconds: number;
     /** DIGEST_CATCHUP_HOURS: how old a missed tick may be and still be run when a server is back (0: never). */
     catchUpHours: number;
+    /** RETENTION_DAYS: closed outbox messages and webhook events older than this are pruned by the Monday job. */
+    retentionDays: number;
   };
   /** OUTBOX_*: how the outbox of confirmation, welcome and operator e-mails is delivered. */
   outbox: { pollSeconds: number; leaseSeconds: number; retryMaxSeconds: number };
@@ -263,6 +268,7 @@ export async function parseConfig(
       resumeFirstSeconds: env.DIGEST_RESUME_FIRST_SECONDS,
       resumeMaxSeconds: env.DIGEST_RESUME_MAX_SECONDS,
       catchUpHours: env.DIGEST_CATCHUP_HOURS,
+      retentionDays: env.RETENTION_DAYS,
     },
     outbox: { pollSeconds: env.OUTBOX_POLL_SECONDS, leaseSeconds: env.OUTBOX_LEASE_SECONDS, retryMaxSeconds: env.OUTBOX_RETRY_MAX_SECONDS },
     operatorEmail: env.OPERATOR_EMAIL,

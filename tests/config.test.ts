@@ -64,6 +64,10 @@ describe('one line per bad value: variable, what it must be, an example', () => 
     ['OUTBOX_RETRY_MAX_SECONDS', '3000000', /^OUTBOX_RETRY_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 120$/],
     ['DIGEST_RESUME_FIRST_SECONDS', '86401', /^DIGEST_RESUME_FIRST_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 60$/],
     ['DIGEST_RESUME_MAX_SECONDS', '2147484', /^DIGEST_RESUME_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 1800$/],
+    // At least the week the report's outbox section reads, so a prune never changes it.
+    ['RETENTION_DAYS', '6', /^RETENTION_DAYS: must be a number of days from 7 to 100,000, e\.g\. 90$/],
+    ['RETENTION_DAYS', '100001', /^RETENTION_DAYS: must be a number of days from 7 to 100,000, e\.g\. 90$/],
+    ['RETENTION_DAYS', '30.5', /^RETENTION_DAYS: must be a number of days from 7 to 100,000/],
     ['TRUST_PROXY', 'true', /^TRUST_PROXY: must be the number of proxies in front of the server, e\.g\. 1$/],
     ['TRUST_PROXY', '-1', /^TRUST_PROXY: must be the number of proxies/],
     ['TRUST_PROXY', '11', /^TRUST_PROXY: must be the number of proxies/],

@@ -7,6 +7,7 @@ import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { presendHook } from './presend.ts';
 import { prunePendingSignups } from './prune-pending.ts';
+import { pruneRetainedRows } from './prune-retained.ts';
 import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from './run.ts';
 
 /** What every run of this process shares: its store, mailer, content and configuration. */
@@ -22,6 +23,8 @@ export interface DigestSetup {
   timezone: string;
   /** NODE_ENV=production, for the pre-send checks. */
   production: boolean;
+  /** RETENTION_DAYS: how long closed outbox messages and webhook events are kept (default 90). */
+  retentionDays?: number;
   log: DigestLog;
 }
 
@@ -64,12 +67,15 @@ export function digestJobOptions(setup: DigestSetup, request: DigestRequest): Di
 export const isRealRun = (request: Pick<DigestRequest, 'dryRun' | 'testRecipient'>) => !request.dryRun && !request.testRecipient;
 
 /**
- * Prunes unconfirmed signups (a real run only: a dry run or a test copy changes nothing), then
- * runs the digest. Pruning goes first and whatever the recap's fate: a week with nothing to send
- * still cleans the list, and a pruning failure only warns, so the digest still goes out.
+ * Prunes unconfirmed signups, and outbox messages and webhook events past their retention (a real
+ * run only: a dry run or a test copy changes nothing), then runs the digest. Pruning goes first and
+ * whatever the recap's fate: a week with nothing to send still cleans up, and a pruning failure
+ * only warns, so the digest still goes out.
  */
 export async function runDigestJob(setup: DigestSetup, request: DigestRequest): Promise<DigestJobResult> {
-  const prunedPending = isRealRun(request) ? await prunePendingSignups({ store: setup.store, log: setup.log }) : null;
+  const real = isRealRun(request);
+  const prunedPending = real ? await prunePendingSignups({ store: setup.store, log: setup.log }) : null;
+  if (real) await pruneRetainedRows({ store: setup.store, days: setup.retentionDays, log: setup.log });
   const report = await runWeeklyDigest(digestJobOptions(setup, request));
   return { report, prunedPending };
 }

@@ -173,13 +173,16 @@ export function historyTable(runs: readonly DigestRun[]): string {
   return [header, ...rows].join('\n');
 }
 
+/** Shown only when there are some: a 409 under a message's own key, very likely sent, never retried. */
+export const unknownPart = (unknown: number) => (unknown > 0 ? ` · ${unknown} unknown (very likely sent, not retried)` : '');
+
 /** The mail outbox's last days, for --history and the scheduler's log: what is waiting or failed. */
 export function outboxLines(summary: OutboxSummary): string[] {
   const lines = [
-    `Mail outbox (confirmations, welcomes, notices), last ${summary.days} days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent${summary.oldestOpenAt ? ` · oldest waiting since ${summary.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}`,
+    `Mail outbox (confirmations, welcomes, notices), last ${summary.days} days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent${unknownPart(summary.unknown)}${summary.oldestOpenAt ? ` · oldest waiting since ${summary.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}`,
   ];
   for (const f of summary.failures) {
-    lines.push(`  #${f.id} ${f.kind}, queued ${f.createdAt.toISOString().slice(0, 16).replace('T', ' ')}, ${plural(f.attempts, 'try', 'tries')}: ${f.lastError ?? 'no reason recorded'}`);
+    lines.push(`  #${f.id} ${f.kind} ${f.state}, queued ${f.createdAt.toISOString().slice(0, 16).replace('T', ' ')}, ${plural(f.attempts, 'try', 'tries')}: ${f.lastError ?? 'no reason recorded'}`);
   }
   return lines;
 }

@@ -42,6 +42,8 @@ export interface SchedulerOptions {
    * absent: never.
    */
   catchUpHours?: number;
+  /** RETENTION_DAYS: what each run prunes (job.ts). */
+  retentionDays?: number;
 }
 
 export interface DigestScheduler {

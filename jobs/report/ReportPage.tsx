@@ -3,6 +3,7 @@
 // same opened from disk, mailed as an attachment or offline.
 import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
+import { unknownPart } from '../digest/report.ts';
 import type { Charts } from './charts.ts';
 import { ClicksSection } from './ClicksSection.tsx';
 import { Chart, number, percent } from './page-kit.tsx';
@@ -45,7 +46,7 @@ function OutboxTable({ outbox }: { outbox: ReportData['outbox'] }) {
     <>
       <p>
         <b>{number(outbox.queued)}</b> queued · <b>{number(outbox.retrying)}</b> retrying · <b className={outbox.failed > 0 ? 'over' : undefined}>{number(outbox.failed)}</b> failed ·{' '}
-        {number(outbox.sent)} sent{outbox.oldestOpenAt ? ` · the oldest waiting since ${outbox.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}
+        {number(outbox.sent)} sent{unknownPart(outbox.unknown)}{outbox.oldestOpenAt ? ` · the oldest waiting since ${outbox.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}
       </p>
       {outbox.failures.length > 0 ? (
         <table>
@@ -53,6 +54,7 @@ function OutboxTable({ outbox }: { outbox: ReportData['outbox'] }) {
             <tr>
               <th scope="col">message</th>
               <th scope="col">kind</th>
+              <th scope="col">state</th>
               <th scope="col">queued (UTC)</th>
               <th scope="col">tries</th>
               <th scope="col">last error</th>
@@ -63,6 +65,7 @@ function OutboxTable({ outbox }: { outbox: ReportData['outbox'] }) {
               <tr key={f.id}>
                 <td>#{f.id}</td>
                 <td>{f.kind}</td>
+                <td>{f.state}</td>
                 <td>{f.createdAt.toISOString().slice(0, 16).replace('T', ' ')}</td>
                 <td>{f.attempts}</td>
                 <td>{f.lastError ?? '—'}</td>
@@ -308,7 +311,7 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           <Section
             id="mail-outbox"
             title="Mail outbox"
-            lede={`Confirmations, welcomes and notices of the last ${data.outbox.days} days: queued and retrying ones go out by themselves; a failed one could not be delivered within 24 hours or was refused.`}
+            lede={`Confirmations, welcomes and notices of the last ${data.outbox.days} days: queued and retrying ones go out by themselves; a failed one could not be delivered within 24 hours or was refused; an unknown one met a 409 under its own key, so an earlier try very likely went out, and it is not tried again.`}
           >
             <OutboxTable outbox={data.outbox} />
           </Section>

@@ -1,5 +1,6 @@
 // The report's two outputs from one set of figures: the HTML page and the terminal's headlines.
 import { renderToStaticMarkup } from 'react-dom/server';
+import { unknownPart } from '../digest/report.ts';
 import { renderCharts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData } from './gather.ts';
 import { percent } from './page-kit.tsx';
@@ -30,7 +31,7 @@ export function headlineFigures(data: ReportData): string[] {
   const over = sends.filter((send) => send.bounceRate > RATE_LINE || send.complaintRate > RATE_LINE);
   if (over.length > 0) lines.push(`Above the 0.3 % line: ${over.map((send) => send.recapDate).join(', ')} (see the report for what to do)`);
   const { outbox } = data;
-  lines.push(`Mail outbox, last ${outbox.days} days: ${outbox.queued} queued · ${outbox.retrying} retrying · ${outbox.failed} failed · ${outbox.sent} sent`);
+  lines.push(`Mail outbox, last ${outbox.days} days: ${outbox.queued} queued · ${outbox.retrying} retrying · ${outbox.failed} failed · ${outbox.sent} sent${unknownPart(outbox.unknown)}`);
   if (nextRun.kind === 'off') {
     lines.push(`Next run: none (${nextRun.reason})`);
   } else {

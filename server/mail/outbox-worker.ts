@@ -2,7 +2,8 @@
 // under the idempotency key `outbox/<id>` (so a repeat after a crash, a lost answer or an expired
 // lease is answered from the provider's cache, never sent twice), and settles it: sent; retrying
 // with exponential back-off when the provider or the network failed; failed when the provider
-// refused it or it could not go out within 24 hours (a confirmation then gives its throttle back).
+// refused it or it could not go out within 24 hours (a confirmation then gives its throttle back);
+// unknown on a 409 under its own key (an earlier try was very likely accepted; not tried again).
 // A refusal of the sender itself (a bad key, a used-up quota) is no fault of the message: every
 // claimed message is held (retrying, never failed) with a growing pause, and the operator is told
 // once. A send is abandoned before its claim runs out, so no other worker can take it mid-send.
@@ -125,10 +126,10 @@ async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy
   }
   if (fatal) return { refusedSender: fatal };
   // As the digest settles it: a 409 under the message's own key means an earlier try with this key
-  // was accepted, so the message most likely went out; sending it again could make a second copy.
+  // was accepted, so the message very likely went out. It is not known: neither failed (its
+  // confirmation throttle is kept) nor counted sent, and never tried again, which could be a second copy.
   if (isIdempotencyConflict(result.reason)) {
-    await settle(ctx, row, { state: 'sent', providerId: null });
-    ctx.log.warn(`outbox: ${row.kind} #${row.id} counted as sent: the provider holds an earlier try under its key (${result.reason})`);
+    await settle(ctx, row, { state: 'unknown', error: `very likely sent: the provider holds an earlier try under its key, so it is not tried again (${result.reason})` });
     return SETTLED;
   }
   if (result.permanent) {

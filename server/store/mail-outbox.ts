@@ -32,7 +32,11 @@ export interface OutboxMessage {
 export type OutboxSettlement =
   | { state: 'sent'; providerId: string | null }
   | { state: 'retrying'; error: string; retrySeconds: number }
-  | { state: 'failed' | 'cancelled'; error: string };
+  | { state: 'failed' | 'cancelled'; error: string }
+  // Closed without knowing whether it went out (a 409 under its own key): never tried again.
+  | { state: 'unknown'; error: string };
+
+export type OutboxFailureState = 'failed' | 'retrying' | 'unknown';
 
 export interface OutboxSummary {
   days: number;
@@ -40,9 +44,11 @@ export interface OutboxSummary {
   retrying: number;
   failed: number;
   sent: number;
+  /** Closed on a 409 under the message's own key: very likely sent, never retried (not counted as sent). */
+  unknown: number;
   oldestOpenAt: Date | null;
-  /** The latest failed or retrying messages, newest first. */
-  failures: { id: string; kind: OutboxKind; createdAt: Date; attempts: number; lastError: string | null }[];
+  /** The latest failed, retrying or unknown messages, newest first. */
+  failures: { id: string; kind: OutboxKind; state: OutboxFailureState; createdAt: Date; attempts: number; lastError: string | null }[];
 }
 
 export interface MailOutboxStore {
@@ -92,8 +98,9 @@ const summaryRow = z
     retrying: count,
     failed: count,
     sent: count,
+    unknown: count,
     oldest_open_at: instant.nullable(),
-    failures: z.array(z.object({ id, kind, created_at: instant, attempts: z.number(), last_error: z.string().nullable() })),
+    failures: z.array(z.object({ id, kind, state: z.enum(['failed', 'retrying', 'unknown']), created_at: instant, attempts: z.number(), last_error: z.string().nullable() })),
   })
   .transform(
     (row): OutboxSummary => ({
@@ -102,8 +109,9 @@ const summaryRow = z
       retrying: row.retrying,
       failed: row.failed,
       sent: row.sent,
+      unknown: row.unknown,
       oldestOpenAt: row.oldest_open_at,
-      failures: row.failures.map((f) => ({ id: f.id, kind: f.kind, createdAt: f.created_at, attempts: f.attempts, lastError: f.last_error })),
+      failures: row.failures.map((f) => ({ id: f.id, kind: f.kind, state: f.state, createdAt: f.created_at, attempts: f.attempts, lastError: f.last_error })),
     }),
   );
 

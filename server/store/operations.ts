@@ -8,6 +8,7 @@ import { engagementStore } from './engagement.ts';
 import { mailOutboxStore } from './mail-outbox.ts';
 import { mailboxKeyStore } from './mailbox-keys.ts';
 import { pendingSignupStore } from './pending-signups.ts';
+import { retentionStore } from './retention.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
 import { serverNoticeStore } from './server-notices.ts';
 import { reportStore } from './report-types.ts';
@@ -30,6 +31,7 @@ export function storeOver({ call, backend, checkReady, close }: Backend): Store 
     ...subscriberStore(call),
     ...mailboxKeyStore(call),
     ...pendingSignupStore(call),
+    ...retentionStore(call),
     ...digestBatchStore(call),
     ...digestLeaseStore(call),
     ...rateLimitStore(call),

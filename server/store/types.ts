@@ -5,6 +5,7 @@ import type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 import type { ReportStore } from './report-types.ts';
+import type { RetentionStore } from './retention.ts';
 import type { EngagementStore } from './engagement.ts';
 import type { MailOutboxStore } from './mail-outbox.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
@@ -307,6 +308,7 @@ export interface Store
     SubscriberStore,
     MailboxKeyStore,
     PendingSignupStore,
+    RetentionStore,
     DigestBatchStore,
     DigestLeaseStore,
     RateLimitCounters,
@@ -341,12 +343,13 @@ export type SiteStore = Pick<
   SubscriberLinkStore;
 
 /**
- * The Monday job (jobs/digest): its batches and runs, the lease, the pending clean-up, a few
+ * The Monday job (jobs/digest): its batches and runs, the lease, the pending and retention clean-ups, a few
  * figures, and the mail outbox for the operator's notices (with the recap's totals they report).
  */
 export type DigestStore = DigestBatchStore &
   DigestLeaseStore &
   PendingSignupStore &
+  RetentionStore &
   Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
   Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
   Pick<ReportStore, 'reportSnapshot'>;
