@@ -800,10 +800,11 @@ CREATE FUNCTION public.outbox_recent(p_days integer) RETURNS jsonb
     'retrying', (select count(*) from recent where state = 'retrying'),
     'failed', (select count(*) from recent where state = 'failed'),
     'sent', (select count(*) from recent where state = 'sent'),
+    'unknown', (select count(*) from recent where state = 'unknown'),
     'oldest_open_at', (select min(created_at) from recent where state in ('queued', 'retrying')),
     'failures', coalesce((
-      select jsonb_agg(jsonb_build_object('id', f.id, 'kind', f.kind, 'created_at', f.created_at, 'attempts', f.attempts, 'last_error', f.last_error) order by f.created_at desc)
-      from (select * from recent where state in ('failed', 'retrying') order by created_at desc limit 10) f
+      select jsonb_agg(jsonb_build_object('id', f.id, 'kind', f.kind, 'state', f.state, 'created_at', f.created_at, 'attempts', f.attempts, 'last_error', f.last_error) order by f.created_at desc)
+      from (select * from recent where state in ('failed', 'retrying', 'unknown') order by created_at desc limit 10) f
     ), '[]'::jsonb)
   );
 $$;
@@ -822,8 +823,8 @@ declare
   v_created timestamptz;
   v_released integer;
 begin
-  if p_state not in ('sent', 'retrying', 'failed', 'cancelled') then
-    raise exception 'outbox state must be sent, retrying, failed or cancelled, not %', p_state using errcode = '22023';
+  if p_state not in ('sent', 'retrying', 'failed', 'cancelled', 'unknown') then
+    raise exception 'outbox state must be sent, retrying, failed, cancelled or unknown, not %', p_state using errcode = '22023';
   end if;
   update public.mail_outbox m
     set state = p_state,
@@ -868,6 +869,59 @@ CREATE FUNCTION public.prune_pending_subscribers(p_days integer) RETURNS integer
     delete from public.mailbox_confirmations m where m.sent_at < now() - interval '30 days' returning 1
   )
   select count(*)::int from gone;
+$$;
+
+--
+-- Name: prune_retained(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.prune_retained(p_days integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+  v_cutoff timestamptz := now() - make_interval(days => greatest(p_days, 7));
+  v_outbox integer;
+  v_events integer;
+begin
+  delete from public.mail_outbox m
+    where m.created_at < v_cutoff and m.state in ('sent', 'failed', 'cancelled', 'unknown');
+  get diagnostics v_outbox = row_count;
+
+  -- Whole groups (one message, one type) whose newest event is past the cutoff; events without a
+  -- message id are read by nothing.
+  with old_groups as (
+    select e.provider_message_id, e.event_type
+    from public.email_events e
+    where e.provider_message_id is not null
+    group by e.provider_message_id, e.event_type
+    having max(e.received_at) < v_cutoff
+  ),
+  gone as (
+    delete from public.email_events e
+    where e.received_at < v_cutoff
+      and (e.provider_message_id is null
+           or exists (select 1 from old_groups g where g.provider_message_id = e.provider_message_id and g.event_type = e.event_type))
+    returning e.provider_message_id, e.event_type
+  ),
+  counted as (
+    select d.recap_date, g.event_type, count(distinct g.provider_message_id) as n
+    from gone g
+    cross join lateral (
+      select l.recap_date from public.digest_deliveries l where l.provider_message_id = g.provider_message_id limit 1
+    ) d
+    where g.event_type in ('email.bounced', 'email.complained')
+    group by d.recap_date, g.event_type
+  ),
+  added as (
+    insert into public.email_event_counts as c (recap_date, event_type, messages)
+    select recap_date, event_type, n from counted
+    on conflict (recap_date, event_type) do update set messages = c.messages + excluded.messages
+    returning 1
+  )
+  select count(*) into v_events from gone;
+  return jsonb_build_object('outbox', v_outbox, 'events', v_events);
+end
 $$;
 
 --
@@ -1087,15 +1141,22 @@ CREATE FUNCTION public.report_snapshot(p_weeks integer) RETURNS jsonb
   sent_recaps as materialized (
     select recap_date from sends union select recap_date from run_counts union select recap_date from batch_counts
   ),
+  -- The events still kept, plus the messages counted when older events were pruned
+  -- (email_event_counts): a message's events are pruned all together, so none is counted twice.
   attributed as materialized (
-    select d.recap_date, e.event_type, count(distinct e.provider_message_id)::int as n
-    from public.email_events e
-    -- An index lookup per event: without the limit the planner walks the whole message index.
-    cross join lateral (
-      select l.recap_date from public.digest_deliveries l where l.provider_message_id = e.provider_message_id limit 1
-    ) d
-    where e.event_type in ('email.bounced', 'email.complained') and e.provider_message_id is not null
-    group by d.recap_date, e.event_type
+    select recap_date, event_type, sum(n)::int as n from (
+      select d.recap_date, e.event_type, count(distinct e.provider_message_id) as n
+      from public.email_events e
+      -- An index lookup per event: without the limit the planner walks the whole message index.
+      cross join lateral (
+        select l.recap_date from public.digest_deliveries l where l.provider_message_id = e.provider_message_id limit 1
+      ) d
+      where e.event_type in ('email.bounced', 'email.complained') and e.provider_message_id is not null
+      group by d.recap_date, e.event_type
+      union all
+      select c.recap_date, c.event_type, c.messages from public.email_event_counts c
+    ) both_sources
+    group by recap_date, event_type
   ),
   totals as (
     select state, sum(n)::int as n from list group by 1
@@ -1748,6 +1809,18 @@ CREATE TABLE public.email_engagement_receipts (
 );
 
 --
+-- Name: email_event_counts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.email_event_counts (
+    recap_date date NOT NULL,
+    event_type text NOT NULL,
+    messages bigint NOT NULL,
+    CONSTRAINT email_event_counts_event_type_check CHECK ((event_type = ANY (ARRAY['email.bounced'::text, 'email.complained'::text]))),
+    CONSTRAINT email_event_counts_messages_check CHECK ((messages >= 0))
+);
+
+--
 -- Name: email_events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1824,7 +1897,7 @@ CREATE TABLE public.mail_outbox (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     settled_at timestamp with time zone,
     CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['confirm'::text, 'welcome'::text, 'operator'::text, 'link'::text]))),
-    CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'retrying'::text, 'sent'::text, 'failed'::text, 'cancelled'::text])))
+    CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'retrying'::text, 'sent'::text, 'failed'::text, 'cancelled'::text, 'unknown'::text])))
 );
 
 --
@@ -2008,6 +2081,13 @@ ALTER TABLE ONLY public.email_engagement_receipts
     ADD CONSTRAINT email_engagement_receipts_pkey PRIMARY KEY (svix_id);
 
 --
+-- Name: email_event_counts email_event_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.email_event_counts
+    ADD CONSTRAINT email_event_counts_pkey PRIMARY KEY (recap_date, event_type);
+
+--
 -- Name: email_events email_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2135,6 +2215,12 @@ CREATE INDEX email_engagement_receipts_received_idx ON public.email_engagement_r
 CREATE INDEX email_events_message_idx ON public.email_events USING btree (provider_message_id) WHERE (provider_message_id IS NOT NULL);
 
 --
+-- Name: email_events_received_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_events_received_idx ON public.email_events USING btree (received_at);
+
+--
 -- Name: email_events_subscriber_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2193,6 +2279,12 @@ CREATE INDEX mail_outbox_created_idx ON public.mail_outbox USING btree (created_
 --
 
 CREATE INDEX mail_outbox_due_idx ON public.mail_outbox USING btree (next_attempt_at, id) WHERE (state = ANY (ARRAY['queued'::text, 'retrying'::text]));
+
+--
+-- Name: mail_outbox_settled_created_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX mail_outbox_settled_created_idx ON public.mail_outbox USING btree (created_at) WHERE (state = ANY (ARRAY['sent'::text, 'failed'::text, 'cancelled'::text, 'unknown'::text]));
 
 --
 -- Name: mail_outbox_subscriber_idx; Type: INDEX; Schema: public; Owner: -
@@ -2357,6 +2449,12 @@ ALTER TABLE public.email_engagement ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.email_engagement_receipts ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: email_event_counts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.email_event_counts ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: email_events; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2728,6 +2826,13 @@ REVOKE ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) FROM PUB
 GRANT ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) TO service_role;
 
 --
+-- Name: FUNCTION prune_retained(p_days integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.prune_retained(p_days integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prune_retained(p_days integer) TO service_role;
+
+--
 -- Name: FUNCTION record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
 --
 
@@ -2990,6 +3095,12 @@ GRANT ALL ON TABLE public.email_engagement TO service_role;
 --
 
 GRANT ALL ON TABLE public.email_engagement_receipts TO service_role;
+
+--
+-- Name: TABLE email_event_counts; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.email_event_counts TO service_role;
 
 --
 -- Name: TABLE email_events; Type: ACL; Schema: public; Owner: -
