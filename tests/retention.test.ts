@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
-import { createLogger } from '../server/logger.ts';
+import { createLogger } from '../server/http/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
