@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import type { RequestHandler } from 'express';
 import type { Renderer } from './render.ts';
 
-export const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url));
-export const CLIENT_DIST = fileURLToPath(new URL('../dist/client', import.meta.url));
-const SERVER_ENTRY = new URL('../dist/server/entry-server.js', import.meta.url);
+export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+export const CLIENT_DIST = fileURLToPath(new URL('../../dist/client', import.meta.url));
+const SERVER_ENTRY = new URL('../../dist/server/entry-server.js', import.meta.url);
 
 export async function loadBuiltRenderer(): Promise<Renderer> {
   const template = await readFile(`${CLIENT_DIST}/index.html`, 'utf8').catch(() => {
