@@ -9,11 +9,12 @@ let restoring = 0;
 /**
  * Scrolls the archive back to `top`, again on each frame until the page is tall enough to get
  * there (its cards may still be arriving: page data from a late request, images, fonts), for up to
- * 3 seconds, and never against the reader: a wheel, touch or key stops it.
+ * 10 seconds (a slow phone or connection can take several to draw the cards), and never against
+ * the reader: a wheel, touch or key stops it at once.
  */
 export function restoreArchiveScroll(top: number): void {
   cancelAnimationFrame(restoring);
-  const until = performance.now() + 3_000;
+  const until = performance.now() + 10_000;
   const stop = () => {
     cancelAnimationFrame(restoring);
     restoring = 0;
