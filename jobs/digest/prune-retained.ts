@@ -1,6 +1,6 @@
-// Part of the Monday job, beside the prune of unconfirmed signups: closed outbox messages (sent,
-// failed, cancelled, unknown) and webhook events older than RETENTION_DAYS are removed, so neither
-// table grows for ever. The report's figures stay as they were: the bounces and complaints of the
+// Part of the daily housekeeping (scheduler.ts) and of each Monday run, beside the prune of
+// unconfirmed signups: closed outbox messages (sent, failed, cancelled, unknown) and webhook events
+// older than RETENTION_DAYS are removed, so neither table grows for ever. The report's figures stay as they were: the bounces and complaints of the
 // events removed are kept as counts in the same statement (supabase/migrations/…_retention.sql),
 // and the report's outbox section reads only the last week.
 import { plural } from '../../content/text.ts';

@@ -12,6 +12,8 @@ import type { DigestStore } from '../../server/store/types.ts';
 import { actOnMissedTick, catchUpMissedTick } from './catch-up.ts';
 import type { DigestSetup } from './job.ts';
 import { noticeFor, sendNotice } from './notices.ts';
+import { prunePendingSignups } from './prune-pending.ts';
+import { pruneRetainedRows } from './prune-retained.ts';
 import { reportFields, runFailed } from './report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, interruptedScheduledRun, stillInterrupted, type ResumePolicy } from './resume.ts';
 import type { DigestReport } from './run.ts';
@@ -42,9 +44,16 @@ export interface SchedulerOptions {
    * absent: never.
    */
   catchUpHours?: number;
-  /** RETENTION_DAYS: what each run prunes (job.ts). */
+  /** RETENTION_DAYS: what each run, and the daily housekeeping, prunes (job.ts). */
   retentionDays?: number;
 }
+
+/**
+ * The daily housekeeping's time (in DIGEST_TZ): unconfirmed signups and rows past RETENTION_DAYS
+ * are pruned every day, whatever DIGEST_CRON says, so a weekly or monthly schedule never lets the
+ * tables grow between runs. Every replica prunes; a prune is idempotent.
+ */
+export const HOUSEKEEPING_CRON = '30 3 * * *';
 
 export interface DigestScheduler {
   /** When the next run fires, if the schedule has one. */
@@ -53,12 +62,39 @@ export interface DigestScheduler {
   runNow(): Promise<DigestReport | null>;
   /** When the scheduler tries a stopped run again, if it will. */
   nextResume(): Date | null;
+  /** When the daily housekeeping runs next. */
+  nextHousekeeping(): Date | null;
+  /** Runs the daily housekeeping now, as its timer would. */
+  housekeepNow(): Promise<void>;
   /**
    * Stops the schedule and asks a run in progress to stop after its current batch; resolves once
    * that batch has been accepted or refused and recorded.
    */
   stop(): Promise<void>;
 }
+
+/** The daily housekeeping's task; each prune logs its own failure and answers null, so one cannot stop the other. */
+function scheduleHousekeeping({ store, timezone, retentionDays }: SchedulerOptions, log: { info(line: string): void; warn(line: string): void }, stopping: AbortSignal) {
+  const run = async () => {
+    if (stopping.aborted) return;
+    await prunePendingSignups({ store, log });
+    await pruneRetainedRows({ store, days: retentionDays, log });
+  };
+  const task: ScheduledTask = cron.schedule(HOUSEKEEPING_CRON, run, { timezone, noOverlap: true, name: 'daily-housekeeping' });
+  return { task, run };
+}
+
+/** A run's line in the log, with the fields the run history keeps (npm run digest -- --history). */
+function logRun(logger: Logger, report: DigestReport, extra: { prunedPending: number | null; attempt: number }) {
+  const fields = { ...extra, ...reportFields(report) };
+  if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
+  else logger.info(fields, `Weekly digest: ${report.message}`);
+}
+
+const endTask = async (task: ScheduledTask) => {
+  await task.stop();
+  await task.destroy();
+};
 
 const latest = (a: Date, b: Date | undefined) => (b !== undefined && b.getTime() > a.getTime() ? b : a);
 
@@ -116,10 +152,7 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
         // The job and its e-mail renderer are loaded by the first run, not with the server.
         const { runDigestJob } = await import('./job.ts');
         const { report, prunedPending } = await runDigestJob(setup, { mode: 'scheduled', now, signal: stopping.signal, messagePrefix });
-        // The same fields the run history keeps (npm run digest -- --history).
-        const fields = { prunedPending, attempt, ...reportFields(report) };
-        if (runFailed(report)) logger.error(fields, `Weekly digest: ${report.message}`);
-        else logger.info(fields, `Weekly digest: ${report.message}`);
+        logRun(logger, report, { prunedPending, attempt });
         await afterRun(report, attempt, latePrefix !== undefined);
         return report;
       } catch (error) {
@@ -141,6 +174,7 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   };
   const resumer = createResumer({ policy, run: tryAgain });
   const task: ScheduledTask = cron.schedule(options.cron, (context) => run(0, context.date), { timezone: options.timezone, noOverlap: true, name: 'weekly-digest' });
+  const housekeeping = scheduleHousekeeping(options, log, stopping.signal);
   if (options.resumeInterrupted ?? true) void resumeInterrupted();
   const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   if ((options.catchUpHours ?? 0) > 0) {
@@ -174,11 +208,12 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
     nextRun: () => task.getNextRun(),
     runNow: () => run(0),
     nextResume: () => nextResume,
+    nextHousekeeping: () => housekeeping.task.getNextRun(),
+    housekeepNow: housekeeping.run,
     async stop() {
       stopping.abort();
       resumer.cancel();
-      await task.stop();
-      await task.destroy();
+      await Promise.all([endTask(task), endTask(housekeeping.task)]);
       await running;
     },
   };
