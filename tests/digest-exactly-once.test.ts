@@ -12,7 +12,7 @@ import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from './support/postgres.ts';
-import { startDigestCli, type CliRun } from './support/digest-cli.ts';
+import { startDigestCli, type CliRun } from './support/cli.ts';
 import { listActiveSubscribers } from './support/store-ops.ts';
 
 const SECRET = 'exactly-once-secret-0123456789abcdef0123456789';

@@ -1,22 +1,20 @@
 // The Monday job on the embedded defaults, as an operator runs it: `npm run digest` as a real
 // child process on PGlite in a temporary DATA_DIR, with the outbox mailer writing .eml files. Then
 // a mail client's one-click unsubscribe, with the token taken from one of those files.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { startDigestCli, type CliResult } from './support/cli.ts';
 import { addSignup } from './support/store-ops.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'outbox-test-secret-0123456789abcdef0123456789';
 const SITE_URL = 'https://launchedweekly.test';
 const ACTIVE = 30;
@@ -24,23 +22,8 @@ const ACTIVE = 30;
 let dataDir: string;
 const outboxDir = () => join(dataDir, 'outbox');
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function runCli(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/digest.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: SECRET, SITE_URL, DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return startDigestCli(args, { DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: SECRET, SITE_URL, DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' }).done;
 }
 
 const reportOf = (result: CliResult) => JSON.parse(result.stdout) as DigestReport;

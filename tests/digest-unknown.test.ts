@@ -12,7 +12,7 @@ import { runWeeklyDigest, type DigestOptions } from '../jobs/digest/run.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
-import { startDigestCli, type CliResult } from './support/digest-cli.ts';
+import { startDigestCli, type CliResult } from './support/cli.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { listActiveSubscribers } from './support/store-ops.ts';

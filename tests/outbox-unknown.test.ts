@@ -5,18 +5,16 @@
 // invalid_idempotent_request. The message very likely went out: it is `unknown`, neither failed
 // nor counted sent, never tried again, with a warning in the log, and it shows as unknown in the
 // outbox section of `npm run digest -- --history` and in the report's outbox counts. On every store backend.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { outboxLines } from '../jobs/digest/report.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
 import { headlineFigures } from '../jobs/report/render.tsx';
-import { ResendMailer } from '../server/mail/resend.ts';
-import { createOutboxWorker, OUTBOX_DELIVERY_POLICY } from '../server/mail/outbox-worker.ts';
+import { createOutboxWorker } from '../server/mail/outbox-worker.ts';
 import type { ComposeMail } from '../server/mail/subscriber-mail.ts';
 import { subscriberMail } from '../server/mail/subscriber-mail.ts';
-import type { Store } from '../server/store/types.ts';
-import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
+import { storeBackends } from './support/store-backends.ts';
+import { useStoreAndProvider } from './support/store-and-provider.ts';
 
 const SECRET = 'outbox-unknown-secret-0123456789abcdef0123456789';
 const READER = 'conflict@example.com';
@@ -36,47 +34,33 @@ function composeChangingAfterFirstTry(): ComposeMail {
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`A 409 on an outbox retry on ${backend.name}`, () => {
-    let opened: OpenedBackend;
-    let store: Store;
-    let fake: FakeResend;
-    let mailer: ResendMailer;
-
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-      fake = await startFakeResend();
-      mailer = new ResendMailer({ apiKey: 're_test', baseUrl: fake.url, from: 'Launched Weekly <news@launched.test>', policy: { ...OUTBOX_DELIVERY_POLICY, baseDelayMs: 10, maxDelayMs: 20 } });
-    }, 60_000);
-    afterAll(async () => {
-      await fake?.close();
-      await opened?.cleanup();
-    });
+    const rig = useStoreAndProvider(backend);
 
     it('settles the message as unknown: not failed, not sent twice, not retried, and shown as unknown in the history and the report', async () => {
       const warnings: string[] = [];
       const worker = createOutboxWorker({
-        store,
-        mailer: async () => mailer,
+        store: rig.store,
+        mailer: async () => rig.mailer,
         compose: composeChangingAfterFirstTry(),
         log: { info: () => {}, warn: (line) => warnings.push(line) },
         leaseSeconds: 2,
         retryFirstSeconds: 1,
         retryMaxSeconds: 1,
       });
-      expect((await store.signUp({ email: READER, source: '/', mode: 'double', networkHash: null, addressHashes: [] })).outcome).toBe('send_confirmation');
+      expect((await rig.store.signUp({ email: READER, source: '/', mode: 'double', networkHash: null, addressHashes: [] })).outcome).toBe('send_confirmation');
 
       // Try 1: accepted, but the answer never arrives; the send is abandoned at its deadline.
-      fake.hang = 1;
+      rig.fake.hang = 1;
       await worker.deliverDue();
-      expect(fake.requests.map((r) => r.kind)).toEqual(['accepted-then-hung']);
-      const afterFirst = await store.outboxSummary(7);
+      expect(rig.fake.requests.map((r) => r.kind)).toEqual(['accepted-then-hung']);
+      const afterFirst = await rig.store.outboxSummary(7);
       expect(afterFirst).toMatchObject({ retrying: 1, sent: 0, failed: 0, unknown: 0 });
 
       // Try 2, once its pause is over: other content under the same key.
       await sleep(1_200);
       await worker.deliverDue();
-      expect(fake.requests.at(-1)).toMatchObject({ status: 409, kind: 'idempotency-conflict', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
-      const summary = await store.outboxSummary(7);
+      expect(rig.fake.requests.at(-1)).toMatchObject({ status: 409, kind: 'idempotency-conflict', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
+      const summary = await rig.store.outboxSummary(7);
       expect(summary).toMatchObject({ queued: 0, retrying: 0, failed: 0, sent: 0, unknown: 1 });
       expect(summary.failures).toHaveLength(1);
       expect(summary.failures[0]).toMatchObject({ kind: 'confirm', state: 'unknown', attempts: 2, lastError: expect.stringMatching(/^very likely sent: .*invalid_idempotent_request/) });
@@ -84,17 +68,17 @@ for (const backend of storeBackends) {
 
       // Never tried again, so never a second copy; and the reader's throttle is kept, as for a sent one.
       await sleep(1_200);
-      const requests = fake.requests.length;
+      const requests = rig.fake.requests.length;
       expect(await worker.deliverDue()).toBe(0);
-      expect(fake.requests).toHaveLength(requests);
-      expect(fake.messages.filter((m) => m.to.includes(READER))).toHaveLength(1);
-      expect((await store.signUp({ email: READER, source: '/', mode: 'double', networkHash: null, addressHashes: [] })).outcome).toBe('nothing_to_send');
+      expect(rig.fake.requests).toHaveLength(requests);
+      expect(rig.fake.messages.filter((m) => m.to.includes(READER))).toHaveLength(1);
+      expect((await rig.store.signUp({ email: READER, source: '/', mode: 'double', networkHash: null, addressHashes: [] })).outcome).toBe('nothing_to_send');
 
       // What `npm run digest -- --history` prints for the outbox, and the report's figures.
-      const history = outboxLines(await store.outboxSummary(7));
+      const history = outboxLines(await rig.store.outboxSummary(7));
       expect(history[0]).toMatch(/^Mail outbox \(confirmations, welcomes, notices\), last 7 days: 0 queued · 0 retrying · 0 failed · 0 sent · 1 unknown \(very likely sent, not retried\)$/);
       expect(history[1]).toMatch(/^ {2}#\d+ confirm unknown, queued .*, 2 tries: very likely sent: /);
-      const data = await gatherReport({ store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
+      const data = await gatherReport({ store: rig.store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
       expect(headlineFigures(data)).toContain('Mail outbox, last 7 days: 0 queued · 0 retrying · 0 failed · 0 sent · 1 unknown (very likely sent, not retried)');
       await worker.stop();
     }, 30_000);

@@ -3,17 +3,16 @@
 // back after its lease, the provider's outage means retries with back-off and exactly one copy, a
 // message older than 24 hours fails and gives its confirmation throttle back, and the summary
 // the report and --history show counts it all.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResendMailer } from '../server/mail/resend.ts';
+import { describe, expect, it } from 'vitest';
 import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, OUTBOX_MAX_AGE_MS, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
 import type { OutboxSettlement } from '../server/store/mail-outbox.ts';
-import { StoreUnavailableError, type SignupRequest, type Store } from '../server/store/types.ts';
+import { StoreUnavailableError, type SignupRequest } from '../server/store/types.ts';
 import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
 import { headlineFigures, renderReportHtml } from '../jobs/report/render.tsx';
-import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
+import { storeBackends } from './support/store-backends.ts';
+import { useStoreAndProvider } from './support/store-and-provider.ts';
 
 const SECRET = 'outbox-worker-secret-0123456789abcdef0123456789';
 const compose = subscriberMail({ siteUrl: 'https://launched.test', secret: SECRET });
@@ -35,68 +34,54 @@ describe('the outbox back-off', () => {
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`The mail outbox on ${backend.name}`, () => {
-    let opened: OpenedBackend;
-    let store: Store;
-    let fake: FakeResend;
-    let mailer: ResendMailer;
+    const rig = useStoreAndProvider(backend);
 
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-      fake = await startFakeResend();
-      mailer = new ResendMailer({ apiKey: 're_test', baseUrl: fake.url, from: 'Launched Weekly <news@launched.test>', policy: { ...OUTBOX_DELIVERY_POLICY, baseDelayMs: 10, maxDelayMs: 20 } });
-    }, 60_000);
-    afterAll(async () => {
-      await fake?.close();
-      await opened?.cleanup();
-    });
-
-    const worker = (now = Date.now) => createOutboxWorker({ store, mailer: async () => mailer, compose, log: quiet, retryFirstSeconds: 1, retryMaxSeconds: 1, leaseSeconds: 30, now });
-    const to = (email: string, kind: string) => fake.messages.filter((m) => m.to.includes(email) && m.tags.some((t) => t.name === 'kind' && t.value === kind));
+    const worker = (now = Date.now) => createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 1, retryMaxSeconds: 1, leaseSeconds: 30, now });
+    const to = (email: string, kind: string) => rig.fake.messages.filter((m) => m.to.includes(email) && m.tags.some((t) => t.name === 'kind' && t.value === kind));
 
     it('queues a confirmation with the signup that claims its throttle, and nothing for a throttled repeat', async () => {
-      const first = await store.signUp(double('queued@example.com'));
+      const first = await rig.store.signUp(double('queued@example.com'));
       expect(first.outcome).toBe('send_confirmation');
-      expect((await store.signUp(double('queued@example.com'))).outcome).toBe('nothing_to_send');
-      const claimed = await store.claimMail(10, 30);
+      expect((await rig.store.signUp(double('queued@example.com'))).outcome).toBe('nothing_to_send');
+      const claimed = await rig.store.claimMail(10, 30);
       expect(claimed).toEqual([expect.objectContaining({ kind: 'confirm', subscriberId: first.subscriberId, email: 'queued@example.com', status: 'pending', attempts: 1 })]);
       // Leased: a second worker finds nothing until the lease ends or the message is settled.
-      expect(await store.claimMail(10, 30)).toEqual([]);
-      expect(await store.settleMail(claimed[0]!.id, { state: 'retrying', error: 'test', retrySeconds: 0 })).toBe(true);
-      const again = await store.claimMail(10, 30);
+      expect(await rig.store.claimMail(10, 30)).toEqual([]);
+      expect(await rig.store.settleMail(claimed[0]!.id, { state: 'retrying', error: 'test', retrySeconds: 0 })).toBe(true);
+      const again = await rig.store.claimMail(10, 30);
       expect(again.map((m) => [m.id, m.attempts])).toEqual([[claimed[0]!.id, 2]]);
-      expect(await store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(true);
-      expect(await store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(false);
+      expect(await rig.store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(true);
+      expect(await rig.store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(false);
     });
 
     it('never gives one message to two workers claiming at once, and gives a killed worker’s claim back after its lease', async () => {
-      for (let i = 0; i < 6; i++) await store.enqueueMail('operator', null, { to: `op${i}@example.com`, subject: '[Launched Weekly] test', text: 'hello' });
-      const [a, b] = await Promise.all([store.claimMail(4, 1), store.claimMail(4, 1)]);
+      for (let i = 0; i < 6; i++) await rig.store.enqueueMail('operator', null, { to: `op${i}@example.com`, subject: '[Launched Weekly] test', text: 'hello' });
+      const [a, b] = await Promise.all([rig.store.claimMail(4, 1), rig.store.claimMail(4, 1)]);
       const ids = [...a!, ...b!].map((m) => m.id);
       expect(ids).toHaveLength(6);
       expect(new Set(ids).size).toBe(6);
       // Nobody settles them (the worker was killed): after the 1 s lease they are due again.
-      expect(await store.claimMail(10, 1)).toEqual([]);
+      expect(await rig.store.claimMail(10, 1)).toEqual([]);
       await new Promise((resolve) => setTimeout(resolve, 2_100));
-      const reclaimed = await store.claimMail(10, 30);
+      const reclaimed = await rig.store.claimMail(10, 30);
       expect(reclaimed.map((m) => m.id).sort()).toEqual([...ids].sort());
-      for (const m of reclaimed) await store.settleMail(m.id, { state: 'cancelled', error: 'test clean-up' });
+      for (const m of reclaimed) await rig.store.settleMail(m.id, { state: 'cancelled', error: 'test clean-up' });
     });
 
     it('retries through a provider outage and sends exactly one copy under the key outbox/<id> when it is back', async () => {
-      const { subscriberId } = await store.signUp(double('outage@example.com'));
-      fake.outage = true;
+      const { subscriberId } = await rig.store.signUp(double('outage@example.com'));
+      rig.fake.outage = true;
       const delivering = worker();
       await delivering.deliverDue();
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       await delivering.deliverDue();
-      expect(fake.requests.filter((r) => r.kind === 'outage').length).toBeGreaterThanOrEqual(2);
+      expect(rig.fake.requests.filter((r) => r.kind === 'outage').length).toBeGreaterThanOrEqual(2);
       expect(to('outage@example.com', 'confirmation')).toEqual([]);
-      const waiting = await store.outboxSummary(7);
+      const waiting = await rig.store.outboxSummary(7);
       expect(waiting.retrying).toBeGreaterThanOrEqual(1);
       expect(waiting.failures[0]).toMatchObject({ kind: 'confirm', lastError: expect.stringContaining('503') });
 
-      fake.outage = false;
+      rig.fake.outage = false;
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       expect(await delivering.deliverDue()).toBe(1);
       const sent = to('outage@example.com', 'confirmation');
@@ -105,19 +90,19 @@ for (const backend of storeBackends) {
       expect(sent[0]!.text).toContain('https://launched.test/confirm?token=');
       expect(await delivering.deliverDue()).toBe(0);
       await delivering.stop();
-      expect((await store.findSubscriber(subscriberId))?.status).toBe('pending');
+      expect((await rig.store.findSubscriber(subscriberId))?.status).toBe('pending');
     });
 
     it('fails a message it could not deliver within 24 hours and gives the confirmation throttle back', async () => {
-      const { subscriberId } = await store.signUp(double('late@example.com'));
+      const { subscriberId } = await rig.store.signUp(double('late@example.com'));
       const tomorrow = worker(() => Date.now() + OUTBOX_MAX_AGE_MS);
       await tomorrow.deliverDue();
       expect(to('late@example.com', 'confirmation')).toEqual([]);
-      const summary = await store.outboxSummary(7);
+      const summary = await rig.store.outboxSummary(7);
       expect(summary.failed).toBeGreaterThanOrEqual(1);
       expect(summary.failures.find((f) => f.lastError?.includes('24 hours'))).toBeDefined();
       // The throttle is back: the reader's next signup queues (and sends) a confirmation.
-      const next = await store.signUp(double('late@example.com'));
+      const next = await rig.store.signUp(double('late@example.com'));
       expect(next).toEqual({ subscriberId, outcome: 'send_confirmation' });
       await worker().deliverDue();
       expect(to('late@example.com', 'confirmation')).toHaveLength(1);
@@ -125,36 +110,36 @@ for (const backend of storeBackends) {
 
     it('gives back the mailbox’s throttle too, so another spelling of the same mailbox can be confirmed after a failure', async () => {
       const mailbox = ['mailbox-hash-of-late-two'];
-      const first = await store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
+      const first = await rig.store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
       expect(first.outcome).toBe('send_confirmation');
       // Another spelling of the same mailbox is throttled while the first one's confirmation is owed.
-      expect((await store.signUp({ ...double('late.two+news@example.com'), addressHashes: mailbox })).outcome).toBe('nothing_to_send');
+      expect((await rig.store.signUp({ ...double('late.two+news@example.com'), addressHashes: mailbox })).outcome).toBe('nothing_to_send');
       await worker(() => Date.now() + OUTBOX_MAX_AGE_MS).deliverDue();
       expect(to('late.two@example.com', 'confirmation')).toEqual([]);
-      const again = await store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
+      const again = await rig.store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
       expect(again).toEqual({ subscriberId: first.subscriberId, outcome: 'send_confirmation' });
     });
 
     it('queues a welcome with the activation that makes it due, once ever, and never for a subscriber deleted since', async () => {
-      const { subscriberId } = await store.signUp(double('welcome@example.com'));
+      const { subscriberId } = await rig.store.signUp(double('welcome@example.com'));
       await worker().deliverDue();
-      const activated = await store.activateSubscriber(subscriberId, 'confirmation', null, true);
+      const activated = await rig.store.activateSubscriber(subscriberId, 'confirmation', null, true);
       expect(activated).toMatchObject({ activated: true, status: 'active' });
-      expect(await store.activateSubscriber(subscriberId, 'confirmation', null, true)).toMatchObject({ activated: false });
+      expect(await rig.store.activateSubscriber(subscriberId, 'confirmation', null, true)).toMatchObject({ activated: false });
       await worker().deliverDue();
       expect(to('welcome@example.com', 'welcome')).toHaveLength(1);
 
-      const gone = await store.signUp({ ...double('gone@example.com'), mode: 'single', welcome: true });
+      const gone = await rig.store.signUp({ ...double('gone@example.com'), mode: 'single', welcome: true });
       expect(gone.outcome).toBe('subscribed');
-      await store.deleteSubscriber(gone.subscriberId, 'hash-of-gone');
+      await rig.store.deleteSubscriber(gone.subscriberId, 'hash-of-gone');
       await worker().deliverDue();
       expect(to('gone@example.com', 'welcome')).toEqual([]);
-      expect((await store.outboxSummary(7)).queued).toBe(0);
+      expect((await rig.store.outboxSummary(7)).queued).toBe(0);
     });
 
     it('shows in the operator’s report what is queued, retrying and failed this week, with the reasons', async () => {
-      const summary = await store.outboxSummary(7);
-      const data = await gatherReport({ store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
+      const summary = await rig.store.outboxSummary(7);
+      const data = await gatherReport({ store: rig.store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
       expect(data.outbox).toEqual(summary);
       expect(summary.failed).toBeGreaterThanOrEqual(1);
       expect(headlineFigures(data)).toContain(`Mail outbox, last 7 days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent`);
@@ -164,14 +149,14 @@ for (const backend of storeBackends) {
     });
 
     it('survives a database outage, also between the provider’s acceptance and the settlement: one copy in the end', async () => {
-      await store.signUp(double('dbdown@example.com'));
+      await rig.store.signUp(double('dbdown@example.com'));
       let down = true;
       let settleDown = false;
-      const flaky: typeof store = Object.create(store, {
-        claimMail: { value: (limit: number, lease: number) => (down ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : store.claimMail(limit, lease)) },
-        settleMail: { value: (id: string, settlement: OutboxSettlement) => (settleDown ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : store.settleMail(id, settlement)) },
-      }) as typeof store;
-      const shaky = createOutboxWorker({ store: flaky, mailer: async () => mailer, compose, log: quiet, leaseSeconds: 1, retryFirstSeconds: 1, retryMaxSeconds: 1 });
+      const flaky: typeof rig.store = Object.create(rig.store, {
+        claimMail: { value: (limit: number, lease: number) => (down ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.claimMail(limit, lease)) },
+        settleMail: { value: (id: string, settlement: OutboxSettlement) => (settleDown ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.settleMail(id, settlement)) },
+      }) as typeof rig.store;
+      const shaky = createOutboxWorker({ store: flaky, mailer: async () => rig.mailer, compose, log: quiet, leaseSeconds: 1, retryFirstSeconds: 1, retryMaxSeconds: 1 });
       expect(await shaky.deliverDue()).toBe(0);
       expect(to('dbdown@example.com', 'confirmation')).toEqual([]);
       // Back, but gone again right after the provider took the message: it stays claimed.
@@ -184,7 +169,7 @@ for (const backend of storeBackends) {
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       expect(await shaky.deliverDue()).toBe(1);
       expect(to('dbdown@example.com', 'confirmation')).toHaveLength(1);
-      expect(fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
+      expect(rig.fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
       await shaky.stop();
     });
   });

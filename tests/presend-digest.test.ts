@@ -1,7 +1,6 @@
 // A recap whose e-mail would be clipped by Gmail, built in a copy of the project, is refused by
 // `npm run digest` (and by `npm run validate-content`) before anything is sent: the outbox stays
 // empty and the message names the recap, the check and the fix.
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DigestReport } from '../jobs/digest/run.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
+import { npmRun } from './support/cli.ts';
 import { addSignup } from './support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,18 +30,8 @@ export default defineRecap({
 let workdir: string;
 let dataDir: string;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('npm', ['run', '--silent', ...args], {
-    cwd: workdir,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, SITE_URL: 'https://launchedweekly.test', UNSUBSCRIBE_SECRET: 'presend-test-secret-0123456789abcdef01234567', DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (script: string, args: string[] = []) =>
+  npmRun(script, args, { DATA_DIR: dataDir, SITE_URL: 'https://launchedweekly.test', UNSUBSCRIBE_SECRET: 'presend-test-secret-0123456789abcdef01234567', DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' }, workdir);
 
 beforeAll(async () => {
   workdir = mkdtempSync(join(tmpdir(), 'lw-presend-project-'));
@@ -63,7 +53,7 @@ afterAll(() => {
 describe('a recap whose e-mail exceeds the clipping size', () => {
   it('fails npm run validate-content with the check and how to fix it', async () => {
     // Also writes the registry, so the copy's content/ now includes the oversized week.
-    const result = await run(['validate-content']);
+    const result = await run('validate-content');
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stderr).toMatch(/content\/recaps\/2025-07-21\.ts: error: HTML under Gmail’s clipping size: The HTML of one copy is 1\d\d\.\d KB/);
     expect(result.stderr).toContain('Fix: Shorten the recap');
@@ -71,7 +61,7 @@ describe('a recap whose e-mail exceeds the clipping size', () => {
 
   it('is refused by npm run digest before anything is sent, manual run and --to alike', async () => {
     for (const args of [['--recap', '2025-07-21'], ['--recap', '2025-07-21', '--to', 'operator@readers.test']]) {
-      const result = await run(['digest', '--', ...args, '--json']);
+      const result = await run('digest', [...args, '--json']);
       expect(result.code, result.stderr).toBe(1);
       const report = JSON.parse(result.stdout) as DigestReport;
       expect(report.outcome).toBe('stopped');
@@ -84,7 +74,7 @@ describe('a recap whose e-mail exceeds the clipping size', () => {
   }, 120_000);
 
   it('does not stop the recap before it, which still goes out', async () => {
-    const result = await run(['digest', '--', '--recap', '2025-07-14', '--json']);
+    const result = await run('digest', ['--recap', '2025-07-14', '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'sent', sent: 3 });
     expect(readdirSync(join(dataDir, 'outbox')).filter((name) => name.endsWith('.eml'))).toHaveLength(3);

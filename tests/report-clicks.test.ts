@@ -4,12 +4,12 @@
 // (labelled approximate, with why), clicks and click rate, the week's launches ranked by clicks and
 // the launches clicked most across the weeks, read in Chromium; `--json` prints the same figures,
 // with each entry's /go/ path and URL; the W3C Nu checker finds the page valid.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,11 +20,11 @@ import { openPGliteStore } from '../server/store/pglite.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
+import { npmRun } from './support/cli.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { TEST_UNSUBSCRIBE_SECRET } from './support/server.ts';
 import { addSignup, recordDeliveries } from './support/store-ops.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SITE_URL = 'https://launchedweekly.test';
 const run = promisify(execFile);
 const vnuJar: string = createRequire(import.meta.url)('vnu-jar');
@@ -61,18 +61,8 @@ async function seed(store: Store) {
   }
 }
 
-function npmReport(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('npm', ['run', '--silent', 'report', '--', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const npmReport = (args: string[], env: Record<string, string>) =>
+  npmRun('report', args, { UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, SITE_URL, DIGEST_CRON: 'off', LOG_LEVEL: 'silent', ...env });
 
 const launch = (rank: number) => NEWER.entries.find((entry) => entry.rank === rank)!;
 const urlOf = (recap: typeof NEWER, rank: number) => withCampaign(recap.entries.find((entry) => entry.rank === rank)!.url, { medium: 'email', week: recap.date });

@@ -4,20 +4,19 @@
 // through the signed webhook. Then `npm run report` prints the figures, and Chromium opens the
 // file it wrote, with JavaScript off and no network, and finds the charts showing the database's
 // counts.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
+import { npmRun } from './support/cli.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const READERS = [
   { email: 'ada@readers.test', page: '/' },
@@ -31,20 +30,9 @@ const BOUNCER = 'linus@readers.test';
 let dataDir: string;
 let browser: Browser;
 
-function npmRun(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  // The embedded defaults: no SITE_URL, database or mail settings; the secret is the test server's,
-  // so the links the digest writes are ones that server accepts.
-  const child = spawn('npm', ['run', '--silent', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+// The embedded defaults: no SITE_URL, database or mail settings; the secret is the test server's,
+// so the links the digest writes are ones that server accepts.
+const runScript = (script: string, args: string[]) => npmRun(script, args, { DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, LOG_LEVEL: 'silent' });
 
 /** The site on the data directory's embedded database, for as long as `steps` run. */
 async function withSite(steps: (server: TestServer) => Promise<void>) {
@@ -93,7 +81,7 @@ describe.skipIf(!chromiumAvailable)('npm run report after a first week on the em
       await page.close();
     });
 
-    const digest = await npmRun(['digest', '--', '--recap', '2025-07-14', '--json']);
+    const digest = await runScript('digest', ['--recap', '2025-07-14', '--json']);
     expect(digest.code, digest.stderr).toBe(0);
     expect(JSON.parse(digest.stdout)).toMatchObject({ outcome: 'sent', sent: READERS.length });
 
@@ -133,7 +121,7 @@ describe.skipIf(!chromiumAvailable)('npm run report after a first week on the em
     expect({ active, delivered, activeReaders: states.filter(Boolean).length }).toEqual({ active: 2, delivered: 4, activeReaders: 2 });
 
     const out = join(dataDir, 'report', 'index.html');
-    const result = await npmRun(['report', '--', '--out', out]);
+    const result = await runScript('report', ['--out', out]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Subscribers: ${active} active · 0 pending · 1 unsubscribed · 1 bounced · 0 complained`);
     expect(result.stdout).toContain('Signups: 4 this week · 4 in the last 4 weeks · top source / (3)');

@@ -3,12 +3,10 @@
 // TRUST_PROXY and what it breaks, and the operator's report (its own process, reading the store)
 // shows a failing set-up check; a server with TRUST_PROXY set clears it. On PGlite (the report
 // CLI as its own process on the data directory) and PostgreSQL (the report gathered in-process).
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
@@ -17,10 +15,10 @@ import { createLogger } from '../server/http/logger.ts';
 import { TRUST_PROXY_WARNING } from '../server/http/proxy-check.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
+import { npmRun } from './support/cli.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET } from './support/server.ts';
 import { appStoreKinds } from './support/store-backends.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** A logger whose JSON lines the test reads. */
 function capturingLogger() {
@@ -49,18 +47,7 @@ async function noticesSettled(store: Store, count: number) {
 
 const reportOptions = (store: Store) => ({ store, recaps, now: new Date(), siteUrl: 'https://launchedweekly.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
 
-function reportCli(dataDir: string, out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('npm', ['run', '--silent', 'report', '--', '--out', out], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const reportCli = (dataDir: string, out: string) => npmRun('report', ['--out', out], { DATA_DIR: dataDir, UNSUBSCRIBE_SECRET: TEST_UNSUBSCRIBE_SECRET, LOG_LEVEL: 'silent' });
 
 for (const kind of appStoreKinds) {
   describe.skipIf(!kind.available)(`TRUST_PROXY=0 behind a proxy on ${kind.name}`, () => {
