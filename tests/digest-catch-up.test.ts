@@ -3,51 +3,17 @@
 // tick and started 60 s after it sends everyone exactly one copy, the run is marked late in the
 // history and the operator is told once; two servers started together after a missed tick run it
 // once; a tick 2 days old (past DIGEST_CATCHUP_HOURS) is not run, and told once, across restarts.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { historyTable } from '../jobs/digest/report.ts';
-import { openPGliteStore } from '../server/store/pglite.ts';
-import { openPostgresStore } from '../server/store/postgres.ts';
-import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { freePort } from './support/ports.ts';
-import { createTestDatabase, postgresUrl } from './support/postgres.ts';
-import { startServerProcess, type ServerProcess } from './support/server-process.ts';
+import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from './support/server-process.ts';
 import { addSignup } from './support/store-ops.ts';
 
 const READERS = 40;
 const RECAP = '2025-07-14';
 const OPERATOR = 'operator@launched.test';
 const FIVE_MINUTES = 5 * 60_000;
-
-const kinds = [
-  {
-    name: 'PGlite',
-    available: true,
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-catch-up-'));
-      return { env: { DATA_DIR: dir }, store: () => openPGliteStore(dir) as Promise<Store>, drop: () => rm(dir, { recursive: true, force: true }) };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-catch-up-'));
-      const db = await createTestDatabase();
-      return {
-        env: { DATA_DIR: dir, DATABASE_URL: db.url },
-        store: () => openPostgresStore(db.url, { max: 2 }) as Promise<Store>,
-        drop: async () => {
-          await db.drop();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
 
 /**
  * A six-field node-cron expression naming one second of one day of the year (UTC): its previous
@@ -64,10 +30,10 @@ async function until(done: () => boolean, deadline: number): Promise<void> {
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
 }
 
-for (const kind of kinds) {
+for (const kind of serverDataKinds) {
   describe.skipIf(!kind.available)(`Missed ticks on ${kind.name}`, () => {
     let fake: FakeResend;
-    let opened: Awaited<ReturnType<(typeof kinds)[number]['open']>>;
+    let opened: ServerData;
     let servers: ServerProcess[] = [];
 
     afterEach(async () => {
@@ -81,7 +47,7 @@ for (const kind of kinds) {
     // provider would answer a repeated key outbox/1 from its cache.
     async function openWithReaders() {
       fake = await startFakeResend();
-      opened = await kind.open();
+      opened = await kind.open('launched-weekly-catch-up-');
       const store = await opened.store();
       for (const email of everyone) await addSignup(store, email, '/');
       await store.close();

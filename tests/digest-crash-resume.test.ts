@@ -3,49 +3,15 @@
 // timing, the new process resumes the interrupted send once the dead one's lease has expired: every
 // subscriber gets exactly one copy within 6 minutes (the first batch is repeated under its stored
 // key, which the provider answers from its cache). On PGlite and PostgreSQL, with the real server.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPGliteStore } from '../server/store/pglite.ts';
-import { openPostgresStore } from '../server/store/postgres.ts';
-import type { Store } from '../server/store/types.ts';
 import { addSignup } from './support/store-ops.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { freePort } from './support/ports.ts';
-import { createTestDatabase, postgresUrl } from './support/postgres.ts';
-import { startServerProcess, type ServerProcess } from './support/server-process.ts';
+import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from './support/server-process.ts';
 
 const READERS = 150;
 const SIX_MINUTES = 6 * 60_000;
 const RECAP = '2025-07-14';
-
-const kinds = [
-  {
-    name: 'PGlite',
-    available: true,
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-crash-'));
-      return { env: { DATA_DIR: dir }, store: () => openPGliteStore(dir) as Promise<Store>, drop: () => rm(dir, { recursive: true, force: true }) };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-crash-'));
-      const db = await createTestDatabase();
-      return {
-        env: { DATA_DIR: dir, DATABASE_URL: db.url },
-        store: () => openPostgresStore(db.url, { max: 2 }) as Promise<Store>,
-        drop: async () => {
-          await db.drop();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-];
 
 /** A six-field node-cron expression (with seconds) that fires once a day, `ms` from now. */
 function dailyIn(ms: number): string {
@@ -53,16 +19,16 @@ function dailyIn(ms: number): string {
   return `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
 }
 
-for (const kind of kinds) {
+for (const kind of serverDataKinds) {
   describe.skipIf(!kind.available)(`A scheduled run killed mid-send on ${kind.name}`, () => {
     let fake: FakeResend;
     let server: ServerProcess | null = null;
-    let opened: Awaited<ReturnType<(typeof kinds)[number]['open']>>;
+    let opened: ServerData;
     const everyone = Array.from({ length: READERS }, (_, i) => `crash${String(i).padStart(3, '0')}@example.com`);
 
     beforeAll(async () => {
       fake = await startFakeResend();
-      opened = await kind.open();
+      opened = await kind.open('launched-weekly-crash-');
       const store = await opened.store();
       for (const email of everyone) await addSignup(store, email, '/');
       await store.close();

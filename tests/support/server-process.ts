@@ -1,6 +1,13 @@
 // The real server as a child process (`node --import tsx bin/server.ts`, or the compiled one), for tests that stop it
 // the way a deploy or a crash does (SIGTERM, SIGKILL) and start it again on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPGliteStore } from '../../server/store/pglite.ts';
+import { openPostgresStore } from '../../server/store/postgres.ts';
+import type { Store } from '../../server/store/types.ts';
+import { createTestDatabase, postgresUrl } from './postgres.ts';
 
 const ROOT = new URL('../..', import.meta.url);
 
@@ -80,3 +87,39 @@ export async function startServerProcess(
   await waitFor(/Launched Weekly on http:/, readyTimeoutMs);
   return started;
 }
+
+export interface ServerData {
+  /** DATA_DIR, and DATABASE_URL on PostgreSQL: what a server process needs to use this data. */
+  env: Record<string, string>;
+  /** The test's own connection to the same data, for seeding and reading (PGlite: only while no server runs). */
+  store(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+/** The stores a server process can run on, each opening a fresh data directory (and database). */
+export const serverDataKinds = [
+  {
+    name: 'PGlite',
+    available: true,
+    async open(prefix: string): Promise<ServerData> {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      return { env: { DATA_DIR: dir }, store: () => openPGliteStore(dir), drop: () => rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    available: postgresUrl !== null,
+    async open(prefix: string): Promise<ServerData> {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      const db = await createTestDatabase();
+      return {
+        env: { DATA_DIR: dir, DATABASE_URL: db.url },
+        store: () => openPostgresStore(db.url, { max: 2 }),
+        drop: async () => {
+          await db.drop();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
