@@ -2,19 +2,16 @@
 // the outbox, its link opened in Chromium and the button pressed; a scanner's GET confirms
 // nothing; the next digest goes to the confirmed address and not to a pending one. On PGlite and
 // on PostgreSQL.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/digest/run.ts';
-import { OutboxMailer } from '../server/mail/outbox.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
 import { createConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
+import { runDigest } from './support/digest-run.ts';
+import { linksIn, settledOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
@@ -167,24 +164,9 @@ for (const kind of kinds) {
     });
 
     it('the next digest goes to the confirmed address and not to a pending one', async () => {
-      const outbox = await mkdtemp(join(tmpdir(), 'lw-double-digest-'));
-      try {
-        const report = await runWeeklyDigest({
-          store: server.store,
-          mailer: new OutboxMailer({ dir: outbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-          recaps,
-          now: new Date('2025-07-15T09:00:00Z'),
-          siteUrl: server.url,
-          unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-          mode: 'scheduled',
-          freshnessDays: 7,
-        });
-        expect(report.outcome).toBe('sent');
-        const recipients = (await readOutbox(outbox)).map((eml) => eml.to);
-        expect(recipients).toEqual(['reader.one@example.com']);
-      } finally {
-        await rm(outbox, { recursive: true, force: true });
-      }
+      const { report, recipients } = await runDigest(server);
+      expect(report.outcome).toBe('sent');
+      expect(recipients).toEqual(['reader.one@example.com']);
     });
   });
 }

@@ -2,24 +2,18 @@
 // bounced address signed up again (JSON API, and the form in Chromium without JavaScript) stays
 // suppressed, gets no digest and at most one confirmation e-mail, in either signup mode; and a
 // provider's complaint for an address stored with capitals suppresses it.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recaps } from '../content/index.ts';
-import { runWeeklyDigest } from '../jobs/digest/run.ts';
-import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { readOutbox, settledOutbox } from './support/outbox.ts';
+import { digestRecipients } from './support/digest-run.ts';
+import { settledOutbox } from './support/outbox.ts';
+import { newWebhookSecret, postComplaint } from './support/resend-webhook.ts';
 import { appStoreKinds } from './support/store-backends.ts';
-import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';
 
-const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
+const WEBHOOK_SECRET = newWebhookSecret();
 
 let browser: Browser;
 beforeAll(async () => {
@@ -90,45 +84,13 @@ for (const kind of kinds) {
           expect(mails.every((eml) => eml.subject === 'Confirm your subscription to Launched Weekly')).toBe(true);
         }
 
-        const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-suppressed-digest-'));
-        try {
-          await runWeeklyDigest({
-            store: server.store,
-            mailer: new OutboxMailer({ dir: digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-            recaps,
-            now: new Date('2025-07-15T09:00:00Z'),
-            siteUrl: server.url,
-            unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-            mode: 'scheduled',
-            freshnessDays: 7,
-          });
-          expect((await readOutbox(digestOutbox)).map((eml) => eml.to)).toEqual(['member@example.com']);
-        } finally {
-          await rm(digestOutbox, { recursive: true, force: true });
-        }
+        expect(await digestRecipients(server)).toEqual(['member@example.com']);
       });
 
       it.skipIf(kind.name === 'PGlite')('a complaint for an address stored with capitals by an older writer suppresses it', async () => {
         // As the old site's table could hold it: written directly, not through our signup.
         await sql!.query(`insert into public.email_signups (email, source) values ('Old.Reader.${mode}@Example.COM', null)`);
-        const body = JSON.stringify({
-          type: 'email.complained',
-          created_at: new Date().toISOString(),
-          data: { email_id: randomUUID(), to: [`old.reader.${mode}@example.com`], subject: 'Launched Weekly' },
-        });
-        const id = `msg_${randomBytes(8).toString('hex')}`;
-        const at = new Date();
-        const response = await fetch(`${server.url}/webhooks/resend`, {
-          method: 'POST',
-          body,
-          headers: {
-            'content-type': 'application/json',
-            'svix-id': id,
-            'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
-            'svix-signature': new Webhook(WEBHOOK_SECRET).sign(id, at, body),
-          },
-        });
-        expect(await response.json()).toMatchObject({ status: 'processed', removed: 1 });
+        expect(await postComplaint(server, WEBHOOK_SECRET, `old.reader.${mode}@example.com`)).toMatchObject({ status: 200, body: { status: 'processed', removed: 1 } });
         const rows = await sql!.query<{ email: string; status: string }>(`select email, status from public.email_signups where lower(email) like 'old.reader.${mode}%'`);
         expect(rows.rows).toEqual([{ email: `old.reader.${mode}@example.com`, status: 'complained' }]);
       });

@@ -4,16 +4,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest, type DigestReport } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { readOutbox } from './outbox.ts';
 import { TEST_UNSUBSCRIBE_SECRET, type TestServer } from './server.ts';
 
-/** The digest of the week of 14 July 2025, run on the Tuesday after as Monday's job would: the addresses sent a copy, sorted. */
-export async function digestRecipients(server: TestServer): Promise<string[]> {
+/** The digest of the week of 14 July 2025, run on the Tuesday after as Monday's job would: its report and the addresses sent a copy, sorted. */
+export async function runDigest(server: TestServer): Promise<{ report: DigestReport; recipients: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'lw-digest-recipients-'));
   try {
-    await runWeeklyDigest({
+    const report = await runWeeklyDigest({
       store: server.store,
       mailer: new OutboxMailer({ dir, from: 'Launched Weekly <digest@launchedweekly.test>' }),
       recaps,
@@ -23,8 +23,13 @@ export async function digestRecipients(server: TestServer): Promise<string[]> {
       mode: 'scheduled',
       freshnessDays: 7,
     });
-    return (await readOutbox(dir)).map((eml) => eml.to).sort();
+    return { report, recipients: (await readOutbox(dir)).map((eml) => eml.to).sort() };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The addresses that digest sent a copy to, sorted. */
+export async function digestRecipients(server: TestServer): Promise<string[]> {
+  return (await runDigest(server)).recipients;
 }
