@@ -15,7 +15,10 @@ COPY . .
 # production stays: no TypeScript loader, no build or test tools. --omit=optional too: npm keeps
 # a devDependency that a production one names as an optional peer (resend → @react-email/render,
 # which brings prettier), though the compiled server has it bundled and never loads it.
-RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
+# The share cards and the embedded database's seed are kept between image builds in a BuildKit
+# cache (content-addressed, see scripts/share-images.ts), so a rebuild draws only new weeks' cards
+# and the cache never ships in the image.
+RUN --mount=type=cache,target=/app/node_modules/.cache/launched-weekly npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 # tini as PID 1: forwards SIGTERM to node (which drains requests and closes the store) and reaps zombies.
