@@ -30,7 +30,7 @@ as $$
   -- First by quarter hour (date_bin is arithmetic on the timestamp), then the quarter hours by
   -- week: date_trunc('week') works in the session's time zone, which costs a time-zone lookup per
   -- row, so it runs once per quarter hour instead of once per history row. The weeks are the same:
-  -- a week starts at a local midnight, and the offset from UTC of every time zone since the 1970s
+  -- a week starts at a local midnight, and the offset from UTC of every time zone in use since 1972
   -- is a whole number of quarter hours, so no week starts inside a quarter hour.
   with quarter_hours as (
     select date_bin('15 minutes', changed_at, timestamptz '1970-01-01 00:00:00+00') as at, state, from_state, count(*) as n
