@@ -1071,9 +1071,18 @@ CREATE FUNCTION public.report_snapshot(p_weeks integer) RETURNS jsonb
     SET jit TO 'off'
     AS $$
   -- The history grouped by week and move: a few hundred rows however long the history is.
-  with moves as materialized (
-    select date_trunc('week', changed_at) as week, state, from_state, count(*)::int as n
+  -- First by quarter hour (date_bin is arithmetic on the timestamp), then the quarter hours by
+  -- week: date_trunc('week') works in the session's time zone, which costs a time-zone lookup per
+  -- row, so it runs once per quarter hour instead of once per history row. The weeks are the same:
+  -- a week starts at a local midnight, and the offset from UTC of every time zone in use since 1972
+  -- is a whole number of quarter hours, so no week starts inside a quarter hour.
+  with quarter_hours as (
+    select date_bin('15 minutes', changed_at, timestamptz '1970-01-01 00:00:00+00') as at, state, from_state, count(*) as n
     from public.subscriber_state_history group by 1, 2, 3
+  ),
+  moves as materialized (
+    select date_trunc('week', at) as week, state, from_state, sum(n)::int as n
+    from quarter_hours group by 1, 2, 3
   ),
   bounds as (
     select date_trunc('week', now()) as this_week,
@@ -1111,10 +1120,13 @@ CREATE FUNCTION public.report_snapshot(p_weeks integer) RETURNS jsonb
     where m.from_state is null and m.week >= b.first_week
     group by 1
   ),
-  -- One read of the list for both the sources and the totals.
+  -- One read of the list for both the sources and the totals: grouped by the two columns as they
+  -- are stored, so it is read from email_signups_source_status_idx alone (an index-only scan of a
+  -- few MB instead of the whole table); the missing source is named afterwards, on a dozen rows.
   list as materialized (
-    select coalesce(nullif(source, ''), '(unknown)') as source, status as state, count(*)::int as n
-    from public.email_signups group by 1, 2
+    select coalesce(nullif(source, ''), '(unknown)') as source, state, sum(n)::int as n
+    from (select source, status as state, count(*) as n from public.email_signups group by 1, 2) stored
+    group by 1, 2
   ),
   sources as (
     select source, sum(n)::int as n from list group by 1 order by 2 desc, 1 limit 10
@@ -2255,6 +2267,12 @@ CREATE INDEX email_signups_merged_into_idx ON public.email_signups_merged USING 
 --
 
 CREATE INDEX email_signups_pending_since_idx ON public.email_signups USING btree (pending_since) WHERE (pending_since IS NOT NULL);
+
+--
+-- Name: email_signups_source_status_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_signups_source_status_idx ON public.email_signups USING btree (source, status);
 
 --
 -- Name: email_signups_status_active_id_idx; Type: INDEX; Schema: public; Owner: -

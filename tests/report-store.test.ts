@@ -165,4 +165,36 @@ describe.skipIf(postgresUrl === null)('weekly history', () => {
       await db.drop();
     }
   });
+
+  it('starts each week at midnight in the session time zone, also one a quarter hour off the hour (Kathmandu, UTC+05:45)', async () => {
+    const db = await createTestDatabase();
+    const store = await openPostgresStore(db.url);
+    const sql = createPgClient(db.url, { max: 1 });
+    try {
+      await addSignup(store, 'sunday@r.test', '/');
+      await addSignup(store, 'monday@r.test', '/');
+      // One connection, so the report below runs in this session's time zone. This week began at
+      // 18:15 UTC on Sunday: one signup a minute before that, one a minute after.
+      await sql.query(`set timezone = 'Asia/Kathmandu'`);
+      await sql.query(
+        `update public.subscriber_state_history h set changed_at = date_trunc('week', now())
+           + case when s.email = 'sunday@r.test' then interval '-1 minute' else interval '1 minute' end
+         from public.email_signups s where s.id::text = h.subscriber_id`,
+      );
+      const { rows } = await sql.query<{ report: { weeks: { week: string; states: Record<string, number>; signups: number }[] } }>(
+        `select public.report_snapshot(52) as report`,
+      );
+      const { rows: monday } = await sql.query<{ week: string }>(`select to_char(date_trunc('week', now()), 'YYYY-MM-DD') as week`);
+      const weeks = rows[0]!.report.weeks;
+      expect(weeks.map((w) => w.week).at(-1)).toBe(monday[0]!.week);
+      expect(weeks.map((w) => ({ states: w.states, signups: w.signups }))).toEqual([
+        { states: { active: 1 }, signups: 1 },
+        { states: { active: 2 }, signups: 1 },
+      ]);
+    } finally {
+      await sql.close();
+      await store.close();
+      await db.drop();
+    }
+  });
 });
