@@ -1,0 +1,30 @@
+// A tree to measure: this checkout ("after") or another revision prepared beside it ("before",
+// bench/support/before-tree.ts). A bench takes one and finds there everything it runs: the root to
+// run in, `npm start`'s environment and node flags as that tree's package.json says, its built files
+// and its migrations, so a before/after run compares the two trees' own configurations.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startCommand } from './start-flags.ts';
+
+export interface Tree {
+  /** "after" for this checkout, "before" for the revision it is compared with. */
+  label: 'before' | 'after';
+  /** The git revision, for a before tree (as given to --before). */
+  ref?: string;
+  root: string;
+  /** The environment variables the tree's start script sets (glibc's allocator settings). */
+  startEnv: Record<string, string>;
+  /** The node flags of the tree's start script. */
+  startFlags: string[];
+  /** A path inside the tree, e.g. `path('dist/bin/server.js')`. */
+  path: (relative: string) => string;
+  migrationsDir: string;
+}
+
+export function treeAt(root: string, label: Tree['label'], ref?: string): Tree {
+  const start = startCommand(root);
+  return { label, ref, root, startEnv: start.env, startFlags: start.flags, path: (relative) => join(root, relative), migrationsDir: join(root, 'supabase', 'migrations') };
+}
+
+/** This checkout. */
+export const currentTree = (): Tree => treeAt(fileURLToPath(new URL('../..', import.meta.url)), 'after');
