@@ -8,7 +8,7 @@ import type { Tree } from './support/tree.ts';
 type Suite = (before?: Tree) => Promise<unknown>;
 
 const SUITES: Record<string, Suite> = {
-  ssr: async () => (await import('./ssr-vs-static.ts')).runSsrVsStatic(),
+  ssr: async (before) => (await import('./ssr-vs-static.ts')).runSsrVsStatic(before),
   bundle: async () => (await import('./bundle-report.ts')).runBundleReport(),
   lighthouse: async () => (await import('./lighthouse.ts')).runLighthouse(),
   digest: async () => (await import('./digest.ts')).runDigestBench(),
@@ -20,7 +20,7 @@ const SUITES: Record<string, Suite> = {
   report: async () => (await import('./report.ts')).runReportBench(),
 };
 /** The benchmarks that measure a before tree beside this one. */
-const COMPARES = new Set(['runtime']);
+const COMPARES = new Set(['runtime', 'ssr']);
 
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf('--before');
