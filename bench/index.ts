@@ -12,7 +12,7 @@ const SUITES: Record<string, Suite> = {
   bundle: async () => (await import('./bundle-report.ts')).runBundleReport(),
   lighthouse: async () => (await import('./lighthouse.ts')).runLighthouse(),
   digest: async () => (await import('./digest.ts')).runDigestBench(),
-  signup: async () => (await import('./signup.ts')).runSignupBench(),
+  signup: async (before) => (await import('./signup.ts')).runSignupBench(before),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
   scale: async () => (await import('./scale.ts')).runScaleBench(),
@@ -20,7 +20,7 @@ const SUITES: Record<string, Suite> = {
   report: async () => (await import('./report.ts')).runReportBench(),
 };
 /** The benchmarks that measure a before tree beside this one. */
-const COMPARES = new Set(['runtime', 'ssr']);
+const COMPARES = new Set(['runtime', 'ssr', 'signup']);
 
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf('--before');
