@@ -17,10 +17,10 @@ const SUITES: Record<string, Suite> = {
   audit: async () => (await import('./audit.ts')).runAudit(),
   scale: async () => (await import('./scale.ts')).runScaleBench(),
   runtime: async (before) => (await import('./runtime.ts')).runRuntimeBench(before),
-  report: async () => (await import('./report.ts')).runReportBench(),
+  report: async (before) => (await import('./report.ts')).runReportBench(before),
 };
 /** The benchmarks that measure a before tree beside this one. */
-const COMPARES = new Set(['runtime', 'ssr', 'signup']);
+const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report']);
 
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf('--before');
