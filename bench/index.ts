@@ -11,7 +11,7 @@ const SUITES: Record<string, Suite> = {
   ssr: async (before) => (await import('./ssr-vs-static.ts')).runSsrVsStatic(before),
   bundle: async () => (await import('./bundle-report.ts')).runBundleReport(),
   lighthouse: async () => (await import('./lighthouse.ts')).runLighthouse(),
-  digest: async () => (await import('./digest.ts')).runDigestBench(),
+  digest: async (before) => (await import('./digest.ts')).runDigestBench(before),
   signup: async (before) => (await import('./signup.ts')).runSignupBench(before),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
@@ -20,7 +20,7 @@ const SUITES: Record<string, Suite> = {
   report: async (before) => (await import('./report.ts')).runReportBench(before),
 };
 /** The benchmarks that measure a before tree beside this one. */
-const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report']);
+const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest']);
 
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf('--before');

@@ -9,7 +9,6 @@
 // BENCH_REPORT_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { tsImport } from 'tsx/esm/api';
 import type { recaps as Recaps } from '../content/index.ts';
 import type { gatherReport as GatherReport } from '../jobs/report/gather.ts';
 import type { renderReportHtml as RenderReportHtml } from '../jobs/report/render.tsx';
@@ -69,10 +68,7 @@ interface ReportCode {
 }
 
 async function reportCode(tree: Tree): Promise<ReportCode> {
-  // Through tsx's scoped import with the tree's own tsconfig.json: a tree outside this checkout is
-  // outside this tsconfig's "include", and its .tsx files need their JSX settings.
-  const load = (path: string) => tsImport(tree.path(path), { parentURL: import.meta.url, tsconfig: tree.path('tsconfig.json') }) as Promise<unknown>;
-  const [store, gather, render, content] = (await Promise.all([load('server/store/postgres.ts'), load('jobs/report/gather.ts'), load('jobs/report/render.tsx'), load('content/index.ts')])) as [
+  const [store, gather, render, content] = (await Promise.all([tree.load('server/store/postgres.ts'), tree.load('jobs/report/gather.ts'), tree.load('jobs/report/render.tsx'), tree.load('content/index.ts')])) as [
     { openPostgresStore: typeof OpenPostgresStore },
     { gatherReport: typeof GatherReport },
     { renderReportHtml: typeof RenderReportHtml },

@@ -4,6 +4,7 @@
 // and its migrations, so a before/after run compares the two trees' own configurations.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 import { startCommand } from './start-flags.ts';
 
 export interface Tree {
@@ -19,11 +20,26 @@ export interface Tree {
   /** A path inside the tree, e.g. `path('dist/bin/server.js')`. */
   path: (relative: string) => string;
   migrationsDir: string;
+  /**
+   * Imports one of the tree's TypeScript modules in this process (with its own dependencies), through
+   * tsx's scoped import with the tree's own tsconfig.json: a tree outside this checkout is outside
+   * this tsconfig's "include", and its .tsx files need their JSX settings.
+   */
+  load: (relative: string) => Promise<unknown>;
 }
 
 export function treeAt(root: string, label: Tree['label'], ref?: string): Tree {
   const start = startCommand(root);
-  return { label, ref, root, startEnv: start.env, startFlags: start.flags, path: (relative) => join(root, relative), migrationsDir: join(root, 'supabase', 'migrations') };
+  return {
+    label,
+    ref,
+    root,
+    startEnv: start.env,
+    startFlags: start.flags,
+    path: (relative) => join(root, relative),
+    migrationsDir: join(root, 'supabase', 'migrations'),
+    load: (relative) => tsImport(join(root, relative), { parentURL: import.meta.url, tsconfig: join(root, 'tsconfig.json') }) as Promise<unknown>,
+  };
 }
 
 /** This checkout. */
