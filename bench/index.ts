@@ -15,12 +15,12 @@ const SUITES: Record<string, Suite> = {
   signup: async (before) => (await import('./signup.ts')).runSignupBench(before),
   memory: async () => (await import('./memory.ts')).runMemoryBench(),
   audit: async () => (await import('./audit.ts')).runAudit(),
-  scale: async () => (await import('./scale.ts')).runScaleBench(),
+  scale: async (before) => (await import('./scale.ts')).runScaleBench(before),
   runtime: async (before) => (await import('./runtime.ts')).runRuntimeBench(before),
   report: async (before) => (await import('./report.ts')).runReportBench(before),
 };
 /** The benchmarks that measure a before tree beside this one. */
-const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest']);
+const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest', 'scale']);
 
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf('--before');
