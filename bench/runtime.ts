@@ -288,12 +288,28 @@ function row(r: TargetResult, target: Target): string {
   return `| ${label(target)} | ${f(median(r.rssAtFirstAnswer))} | ${mib(tenK.map((s) => s.rss))}, heap ${f(median(tenK.map((s) => s.heapUsed)))} | ${mib(last.map((s) => s.rss))} | ${signed(median(growth))} (${growth.map(signed).join(', ')}) | ${(median(r.startsMs) / 1000).toFixed(2)} s (${r.startsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')}) |`;
 }
 
-function detail(r: TargetResult, target: Target): string {
-  return `${label(target)}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s):\n${r.loadRuns.map((samples, run) => `- run ${run + 1}: ${samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}`).join('\n')}\n\n${r.firstStartsMs.length > 1 ? `Very first start on a fresh data directory (creating the database), median of ${r.firstStartsMs.length}: ${(median(r.firstStartsMs) / 1000).toFixed(2)} s (${r.firstStartsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')})` : `First start (creating the schema): ${(r.firstStartsMs[0]! / 1000).toFixed(2)} s`}.`;
+interface Measured {
+  result: TargetResult;
+  target: Target;
+}
+
+/** Every sample of one store's load runs and its very first starts; with a before tree, both trees' in one list. */
+function detail(ofStore: Measured[]): string {
+  const compared = ofStore.length > 1;
+  const who = ({ target }: Measured) => (target.tree.label === 'before' ? `before (${target.tree.ref})` : 'after');
+  const runs = ofStore.flatMap((m) =>
+    m.result.loadRuns.map((samples, run) => `- ${compared ? `${who(m)} ` : ''}run ${run + 1}: ${samples.map((s) => `${s.requests / 1000}k ${f(s.rss)}/${s.heapUsed.toFixed(1)}/${s.heapTotal.toFixed(1)}/${s.external.toFixed(1)}/${f(s.rssAfterGc)} (${f(s.rps)})`).join(' · ')}`),
+  );
+  const firstStarts = ({ result: r }: Measured) =>
+    r.firstStartsMs.length > 1
+      ? `Very first start on a fresh data directory (creating the database), median of ${r.firstStartsMs.length}: ${(median(r.firstStartsMs) / 1000).toFixed(2)} s (${r.firstStartsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')})`
+      : `First start (creating the schema): ${(r.firstStartsMs[0]! / 1000).toFixed(2)} s`;
+  const starts = compared ? `\n${ofStore.map((m) => `- ${who(m)}: ${firstStarts(m)}.`).join('\n')}` : `\n\n${firstStarts(ofStore[0]!)}.`;
+  return `${ofStore[0]!.target.name}, every ${SAMPLE_EVERY.toLocaleString('en')} requests (RSS as the load left it / heap used after a full GC / heap committed / external after GC / RSS after GC, MiB; req/s):\n${runs.join('\n')}${starts}`;
 }
 
 /** before | after | after/before of the goals' figures, for each store. */
-function comparison(before: Tree, measured: { result: TargetResult; target: Target }[]): string {
+function comparison(before: Tree, measured: Measured[]): string {
   const goalsFor = (store: string, tree: Tree['label']) => {
     const m = measured.find((entry) => entry.target.name === store && entry.target.tree.label === tree)!;
     return goalsOf(m.result, m.target);
@@ -316,7 +332,7 @@ export async function runRuntimeBench(before?: Tree): Promise<void> {
   const dataDirs = trees.map(() => mkdtempSync(join(tmpdir(), 'launched-weekly-runtime-')));
   try {
     const targets = trees.map((tree, t) => targetsOf(tree, postgres[t]!.url, dataDirs[t]!));
-    const measured: { result: TargetResult; target: Target }[] = [];
+    const measured: Measured[] = [];
     for (const store of targets[0]!.map((target) => target.name).filter((name) => STORES.includes(name))) {
       const pair = targets.map((ofTree) => ofTree.find((target) => target.name === store)!);
       (await measureTargets(pair)).forEach((result, t) => measured.push({ result, target: pair[t]! }));
@@ -336,7 +352,7 @@ ${LOAD_RUNS} load runs per store, each on a fresh server; the RSS and growth col
 |---|---|---|---|---|---|
 ${measured.map((m) => row(m.result, m.target)).join('\n')}
 
-${measured.map((m) => detail(m.result, m.target)).join('\n\n')}
+${[...new Set(measured.map((m) => m.target.name))].map((store) => detail(measured.filter((m) => m.target.name === store))).join('\n\n')}
 
 ${goalLines(goals)}`;
     if (process.env.BENCH_RUNTIME_PRINT_ONLY) console.log(body);

@@ -67,7 +67,7 @@ interface Measured {
   stat: number[];
   ssrP99: number[];
   statP99: number[];
-  rows: string[];
+  rows: string[][];
   rss: number;
 }
 
@@ -97,7 +97,7 @@ export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> 
         m.stat.push(b.rps);
         m.ssrP99.push(a.p99);
         m.statP99.push(b.p99);
-        m.rows.push(`| ${round}${before ? ` | ${m.tree.label}` : ''} | ${a.rps.toFixed(0)} | ${a.p99} | ${b.rps.toFixed(0)} | ${b.p99} | ${(a.rps / b.rps).toFixed(2)} |`);
+        m.rows.push([a.rps.toFixed(0), String(a.p99), b.rps.toFixed(0), String(b.p99), (a.rps / b.rps).toFixed(2)]);
         console.error(`round ${round}/${ROUNDS}: ${which}SSR ${a.rps.toFixed(0)} req/s, static ${b.rps.toFixed(0)} req/s`);
       }
     }
@@ -105,9 +105,10 @@ export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> 
     const after = measured.at(-1)!;
     const { ratio, p99Ratio } = ratios(after);
     const server = after.server;
-    const rows = before ? measured[0]!.rows.flatMap((row, i) => [row, after.rows[i]!]) : after.rows;
+    // One row per round; with a before tree each cell is "before / after".
+    const rows = after.rows.map((cells, i) => `| ${i + 1} | ${cells.map((cell, c) => (before ? `${measured[0]!.rows[i]![c]} / ${cell}` : cell)).join(' | ')} |`);
     const servers = before
-      ? `\`${serverCommand(after.tree)}\` for this tree, \`${serverCommand(before)}\` for ${before.ref} (each tree's own bench/support/bench-server.ts and \`npm start\` environment and flags), the two measured one after the other in each round`
+      ? `\`${serverCommand(after.tree)}\` for this tree, \`${serverCommand(before)}\` for ${before.ref} (each tree's own bench/support/bench-server.ts and \`npm start\` environment and flags), the two measured one after the other in each round (a round's cells below: before / after)`
       : `\`${serverCommand(after.tree)}\` (\`npm start\`'s environment and flags)`;
     const summary = (m: Measured) => `SSR ${median(m.ssr).toFixed(0)} req/s, static ${median(m.stat).toFixed(0)} req/s; p99 SSR ${median(m.ssrP99)} ms, static ${median(m.statP99)} ms. Server RSS at the end: ${m.rss.toFixed(0)} MiB.`;
     const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, ${servers}. Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
@@ -117,14 +118,12 @@ ${
         { what: 'SSR / static requests per second', before: ratios(measured[0]!).ratio, after: ratio, digits: 2 },
         { what: "SSR p99 / static's p99", before: ratios(measured[0]!).p99Ratio, after: p99Ratio, digits: 2 },
         { what: 'SSR requests per second', before: median(measured[0]!.ssr), after: median(after.ssr) },
-        { what: 'static requests per second', before: median(measured[0]!.stat), after: median(after.stat) },
         { what: 'SSR p99', before: median(measured[0]!.ssrP99), after: median(after.ssrP99), unit: 'ms' },
-        { what: 'server RSS at the end', before: measured[0]!.rss, after: after.rss, unit: 'MiB' },
       ])}\n`
     : ''
 }
-| round${before ? ' | tree' : ''} | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
-|---|${before ? '---|' : ''}---|---|---|---|---|
+| round | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 ${before ? `Median, before: ${summary(measured[0]!)} After: ${summary(after)}` : `Median: ${summary(after)}`}

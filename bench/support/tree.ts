@@ -1,7 +1,8 @@
 // A tree to measure: this checkout ("after") or another revision prepared beside it ("before",
 // bench/support/before-tree.ts). A bench takes one and finds there everything it runs: the root to
 // run in, `npm start`'s environment and node flags as that tree's package.json says, its built files
-// and its migrations, so a before/after run compares the two trees' own configurations.
+// and its modules, so a before/after run compares the two trees' own configurations. A tree's
+// migrations come with it: its server, its jobs and its store module (`load`) apply their own.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
@@ -19,7 +20,6 @@ export interface Tree {
   startFlags: string[];
   /** A path inside the tree, e.g. `path('dist/bin/server.js')`. */
   path: (relative: string) => string;
-  migrationsDir: string;
   /**
    * Imports one of the tree's TypeScript modules in this process (with its own dependencies), through
    * tsx's scoped import with the tree's own tsconfig.json: a tree outside this checkout is outside
@@ -37,7 +37,6 @@ export function treeAt(root: string, label: Tree['label'], ref?: string): Tree {
     startEnv: start.env,
     startFlags: start.flags,
     path: (relative) => join(root, relative),
-    migrationsDir: join(root, 'supabase', 'migrations'),
     load: (relative) => tsImport(join(root, relative), { parentURL: import.meta.url, tsconfig: join(root, 'tsconfig.json') }) as Promise<unknown>,
   };
 }
