@@ -6,6 +6,8 @@
 // goal at 520 weeks < 30 s, issue 41), first-visit JS per page type,
 // archive HTML size, time from starting the server to its first answered page, and the server's
 // resident memory after serving each page type once.
+// With `--before REF` REF's tree is copied and grown to the large size too, built the same way, and
+// started in the same turns; its column and a before | after | after/before table join the tables.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,9 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { freePort } from '../tests/support/ports.ts';
+import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines } from './support/goals.ts';
 import { recordResults } from './support/results.ts';
 import { makeScaledCopy, REPO_ROOT, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
+import type { Tree } from './support/tree.ts';
 
 const run = promisify(execFile);
 
@@ -120,6 +124,8 @@ async function residentMb(pid: number): Promise<number> {
 
 interface Prepared {
   weeks: number;
+  /** "520 weeks", or "520 weeks of REF" for a before tree's copy. */
+  name: string;
   copy: ScaledCopy;
   dataRoot: string;
   newestPath: string;
@@ -136,11 +142,13 @@ async function wholeBuild(copy: ScaledCopy): Promise<number> {
   return performance.now() - started;
 }
 
-async function prepare(weeks: number): Promise<Prepared> {
-  console.error(`[scale] ${weeks} weeks: copying and generating…`);
-  const copy = await makeScaledCopy(weeks);
+/** The copy at `weeks` of this tree, or of `tree` (a before tree) when given. */
+async function prepare(weeks: number, tree?: Tree): Promise<Prepared> {
+  const name = `${weeks} weeks${tree ? ` of ${tree.ref}` : ''}`;
+  console.error(`[scale] ${name}: copying and generating…`);
+  const copy = await makeScaledCopy(weeks, tree ? { from: tree.root } : {});
   const dataRoot = await mkdtemp(join(tmpdir(), 'launched-weekly-scale-data-'));
-  console.error(`[scale] ${weeks} weeks: building…`);
+  console.error(`[scale] ${name}: building…`);
   const viteMs = await viteBuild(copy);
   const images = await shareImages(copy);
   // The weekly case: the newest week's text changes (its #1 product's name, on its card), so
@@ -149,14 +157,14 @@ async function prepare(weeks: number): Promise<Prepared> {
   const file = join(copy.root, 'content/recaps', `${newestDate}.ts`);
   await writeFile(file, (await readFile(file, 'utf8')).replace(/name: '([^']*)'/, (_m, name: string) => `name: '${name} revised ${Date.now()}'`));
   const imagesAgain = await shareImages(copy);
-  console.error(`[scale] ${weeks} weeks: npm run build…`);
+  console.error(`[scale] ${name}: npm run build…`);
   const wholeBuildMs = await wholeBuild(copy);
   // The embedded database is created by a first start that is not counted: its one-time
   // creation does not grow with the weeks, and a deployed server restarts onto an existing
   // database. The first start also fills tsx's transform cache.
-  console.error(`[scale] ${weeks} weeks: warm-up start…`);
+  console.error(`[scale] ${name}: warm-up start…`);
   await (await startServer(copy, dataRoot)).stop();
-  return { weeks, copy, dataRoot, newestPath: copy.synthetic.at(-1)?.path ?? '/weekly-recap-july-14', viteMs, images, imagesAgain, wholeBuildMs };
+  return { weeks, name, copy, dataRoot, newestPath: copy.synthetic.at(-1)?.path ?? '/weekly-recap-july-14', viteMs, images, imagesAgain, wholeBuildMs };
 }
 
 /** One start: time to the first answered page, then every page type once, then resident memory. */
@@ -176,20 +184,22 @@ async function startAndVisit(prepared: Prepared) {
 }
 
 /**
- * Both sizes are prepared first, then started in turns (24, 520, 24, 520, …): the machine is shared
- * and its load moves by the minute, so alternating puts both sizes under the same conditions.
+ * Both sizes (and the before tree's large one) are prepared first, then started in turns (24, 520,
+ * 24, 520, …): the machine is shared and its load moves by the minute, so alternating puts both
+ * sizes under the same conditions.
  */
-async function measureBoth(smallWeeks: number, largeWeeks: number): Promise<[Figures, Figures]> {
-  const prepared = [await prepare(smallWeeks), await prepare(largeWeeks)];
+async function measureAll(smallWeeks: number, largeWeeks: number, before?: Tree): Promise<Figures[]> {
+  const prepared = [await prepare(smallWeeks), await prepare(largeWeeks), ...(before ? [await prepare(largeWeeks, before)] : [])];
   try {
-    const runs: Awaited<ReturnType<typeof startAndVisit>>[][] = [[], []];
+    const runs: Awaited<ReturnType<typeof startAndVisit>>[][] = prepared.map(() => []);
     for (let i = 0; i < STARTS; i++) {
       for (const [index, item] of prepared.entries()) {
-        console.error(`[scale] ${item.weeks} weeks: start ${i + 1}/${STARTS}…`);
+        console.error(`[scale] ${item.name}: start ${i + 1}/${STARTS}…`);
         runs[index]!.push(await startAndVisit(item));
       }
     }
-    const loads = [await measureContentLoad(prepared[0]!.copy), await measureContentLoad(prepared[1]!.copy)];
+    const loads: Figures['contentLoad'][] = [];
+    for (const item of prepared) loads.push(await measureContentLoad(item.copy));
     return prepared.map((item, index): Figures => {
       const mine = runs[index]!;
       return {
@@ -205,7 +215,7 @@ async function measureBoth(smallWeeks: number, largeWeeks: number): Promise<[Fig
         archiveJsonGzip: mine.at(-1)!.archiveJsonGzip,
         contentLoad: loads[index]!,
       };
-    }) as [Figures, Figures];
+    });
   } finally {
     for (const item of prepared) {
       await item.copy.remove();
@@ -214,35 +224,46 @@ async function measureBoth(smallWeeks: number, largeWeeks: number): Promise<[Fig
   }
 }
 
-export async function runScaleBench(): Promise<void> {
+export async function runScaleBench(before?: Tree): Promise<void> {
   const large = Number(process.env.SCALE_WEEKS ?? 520);
-  const [small, big] = await measureBoth(24, large);
+  const [small, big, was] = (await measureAll(24, large, before)) as [Figures, Figures, Figures?];
   const rows = small.pages.map((page, index) => {
     const other = big.pages[index]!;
     return `| ${page.type} (${other.path}) | ${kb(page.jsGzip)} | ${kb(other.jsGzip)} | ${other.jsGzip - page.jsGzip} B | ${kb(page.htmlBytes)} / ${kb(page.htmlGzip)} | ${kb(other.htmlBytes)} / ${kb(other.htmlGzip)} |`;
   });
   const s = (ms: number) => (ms / 1000).toFixed(2);
+  // With a before tree, a last column of its figures at the large size, after the goal.
+  const beforeCell = (cell: (f: Figures) => string) => (was ? ` ${cell(was)} |` : '');
+  const comparison =
+    before && was
+      ? `\n${comparisonTable(before, [
+          { what: `\`npm run build\` at ${large} weeks`, before: was.wholeBuildMs / 1000, after: big.wholeBuildMs / 1000, unit: 's', digits: 2 },
+          { what: `Vite build at ${large} weeks`, before: was.viteMs / 1000, after: big.viteMs / 1000, unit: 's', digits: 2 },
+          { what: `start to first answered page at ${large} weeks`, before: median(was.firstAnswerMs) / 1000, after: median(big.firstAnswerMs) / 1000, unit: 's', digits: 2 },
+          { what: `server RSS after one request per page type at ${large} weeks`, before: was.rssMb, after: big.rssMb, unit: 'MB' },
+        ])}\n`
+      : '';
   await recordResults(
     `Scale: 24 weeks and ${large} weeks`,
-    `npm run bench -- scale   (SCALE_WEEKS=${large})`,
-    `Each size in its own temporary copy of the repository (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), on a machine shared with other helpers' test runs while measuring (timings carry that noise; sizes do not).
-
+    `${benchCommand('npm run bench -- scale', before)}   (SCALE_WEEKS=${large})`,
+    `Each size in its own temporary copy of the repository${before ? ` (and ${before.ref}'s tree at ${large} weeks in another, built by its own scripts, started in the same turns)` : ''} (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), on a machine shared with other helpers' test runs while measuring (timings carry that noise; sizes do not).
+${comparison}
 | first visit | JS gzip KB, 24 weeks | JS gzip KB, ${large} weeks | difference | HTML KB raw / gzip, 24 | HTML KB raw / gzip, ${large} |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
-| | 24 weeks | ${large} weeks | goal |
-|---|---|---|---|
-| Vite build (client + server) | ${s(small.viteMs)} s | ${s(big.viteMs)} s | |
-| share images, first build | ${s(small.images.ms)} s (${small.images.line}) | ${s(big.images.ms)} s (${big.images.line}) | |
-| share images, one week changed | ${s(small.imagesAgain.ms)} s (${small.imagesAgain.line}) | ${s(big.imagesAgain.ms)} s (${big.imagesAgain.line}) | |
-| build with one week changed (Vite + images) | ${s(small.viteMs + small.imagesAgain.ms)} s | ${s(big.viteMs + big.imagesAgain.ms)} s | |
-| \`npm run build\`, whole (share and seed images from their caches) | ${s(small.wholeBuildMs)} s | ${s(big.wholeBuildMs)} s | < 30 s |
-| start to first answered page, existing database (median of ${STARTS}, sizes started in turns: ${small.firstAnswerMs.map(s).join(', ')} / ${big.firstAnswerMs.map(s).join(', ')}) | ${s(median(small.firstAnswerMs))} s | ${s(median(big.firstAnswerMs))} s | ${signed(s(median(big.firstAnswerMs) - median(small.firstAnswerMs)))} s (≤ +0.5 s) |
-| server RSS after one request per page type (median of ${STARTS}: ${small.rssRuns.map((mb) => mb.toFixed(0)).join(', ')} / ${big.rssRuns.map((mb) => mb.toFixed(0)).join(', ')}) | ${small.rssMb.toFixed(0)} MB | ${big.rssMb.toFixed(0)} MB | ${signed((big.rssMb - small.rssMb).toFixed(0))} MB (≤ +20 MB) |
-| content load in a fresh process, under tsx (median of ${STARTS}) | ${s(small.contentLoad.tsx.ms)} s, ${small.contentLoad.tsx.rssMb.toFixed(0)} MB | ${s(big.contentLoad.tsx.ms)} s, ${big.contentLoad.tsx.rssMb.toFixed(0)} MB | |
-| content load in a fresh process, bundled into one module | ${s(small.contentLoad.bundled.ms)} s, ${small.contentLoad.bundled.rssMb.toFixed(0)} MB | ${s(big.contentLoad.bundled.ms)} s, ${big.contentLoad.bundled.rssMb.toFixed(0)} MB | |
-| /data/archive.json (client-side navigation), gzip | ${kb(small.archiveJsonGzip)} KB | ${kb(big.archiveJsonGzip)} KB | |
+| | 24 weeks | ${large} weeks | goal |${was ? ` ${large} weeks, before (${before!.ref}) |` : ''}
+|---|---|---|---|${was ? '---|' : ''}
+| Vite build (client + server) | ${s(small.viteMs)} s | ${s(big.viteMs)} s | |${beforeCell((f) => `${s(f.viteMs)} s`)}
+| share images, first build | ${s(small.images.ms)} s (${small.images.line}) | ${s(big.images.ms)} s (${big.images.line}) | |${beforeCell((f) => `${s(f.images.ms)} s (${f.images.line})`)}
+| share images, one week changed | ${s(small.imagesAgain.ms)} s (${small.imagesAgain.line}) | ${s(big.imagesAgain.ms)} s (${big.imagesAgain.line}) | |${beforeCell((f) => `${s(f.imagesAgain.ms)} s (${f.imagesAgain.line})`)}
+| build with one week changed (Vite + images) | ${s(small.viteMs + small.imagesAgain.ms)} s | ${s(big.viteMs + big.imagesAgain.ms)} s | |${beforeCell((f) => `${s(f.viteMs + f.imagesAgain.ms)} s`)}
+| \`npm run build\`, whole (share and seed images from their caches) | ${s(small.wholeBuildMs)} s | ${s(big.wholeBuildMs)} s | < 30 s |${beforeCell((f) => `${s(f.wholeBuildMs)} s`)}
+| start to first answered page, existing database (median of ${STARTS}, sizes started in turns: ${small.firstAnswerMs.map(s).join(', ')} / ${big.firstAnswerMs.map(s).join(', ')}) | ${s(median(small.firstAnswerMs))} s | ${s(median(big.firstAnswerMs))} s | ${signed(s(median(big.firstAnswerMs) - median(small.firstAnswerMs)))} s (≤ +0.5 s) |${beforeCell((f) => `${s(median(f.firstAnswerMs))} s (${f.firstAnswerMs.map(s).join(', ')})`)}
+| server RSS after one request per page type (median of ${STARTS}: ${small.rssRuns.map((mb) => mb.toFixed(0)).join(', ')} / ${big.rssRuns.map((mb) => mb.toFixed(0)).join(', ')}) | ${small.rssMb.toFixed(0)} MB | ${big.rssMb.toFixed(0)} MB | ${signed((big.rssMb - small.rssMb).toFixed(0))} MB (≤ +20 MB) |${beforeCell((f) => `${f.rssMb.toFixed(0)} MB`)}
+| content load in a fresh process, under tsx (median of ${STARTS}) | ${s(small.contentLoad.tsx.ms)} s, ${small.contentLoad.tsx.rssMb.toFixed(0)} MB | ${s(big.contentLoad.tsx.ms)} s, ${big.contentLoad.tsx.rssMb.toFixed(0)} MB | |${beforeCell((f) => `${s(f.contentLoad.tsx.ms)} s, ${f.contentLoad.tsx.rssMb.toFixed(0)} MB`)}
+| content load in a fresh process, bundled into one module | ${s(small.contentLoad.bundled.ms)} s, ${small.contentLoad.bundled.rssMb.toFixed(0)} MB | ${s(big.contentLoad.bundled.ms)} s, ${big.contentLoad.bundled.rssMb.toFixed(0)} MB | |${beforeCell((f) => `${s(f.contentLoad.bundled.ms)} s, ${f.contentLoad.bundled.rssMb.toFixed(0)} MB`)}
+| /data/archive.json (client-side navigation), gzip | ${kb(small.archiveJsonGzip)} KB | ${kb(big.archiveJsonGzip)} KB | |${beforeCell((f) => `${kb(f.archiveJsonGzip)} KB`)}
 
 ${goalLines([{ what: `\`npm run build\` at ${large} weeks`, value: Number(s(big.wholeBuildMs)), is: '<', target: 30, unit: 's' }])}`,
   );

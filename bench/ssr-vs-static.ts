@@ -3,6 +3,8 @@
 // autocannon, 50 connections, alternating rounds; reports the median requests/s and p99 of each,
 // their ratios, and the server's RSS at the end. The server runs with `npm start`'s node flags.
 // Goals (issue 41): SSR ≥ 0.9 × static's requests/s, SSR p99 ≤ 1.2 × static's p99.
+// With `--before REF` both trees' servers (each its own bench/support/bench-server.ts and start
+// flags) are measured in the same rounds, one after the other; the ratio is each tree's own.
 // Knobs: BENCH_ROUNDS, BENCH_SECONDS, BENCH_SSR_NODE_FLAGS (instead of the start script's),
 // BENCH_SSR_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
@@ -12,13 +14,17 @@ import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { recordResults } from './support/results.ts';
 import { goalLines } from './support/goals.ts';
-import { startEnv, startFlags } from './support/start-flags.ts';
+import { benchCommand, comparisonTable } from './support/compare.ts';
+import { startFlags } from './support/start-flags.ts';
+import { currentTree, type Tree } from './support/tree.ts';
 
 const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
-const NODE_FLAGS = startFlags(process.env.BENCH_SSR_NODE_FLAGS);
+const nodeFlags = (tree: Tree) => startFlags(process.env.BENCH_SSR_NODE_FLAGS ?? tree.startFlags.join(' '));
+const serverEnv = (tree: Tree) => ({ ...tree.startEnv, ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))) });
+const serverCommand = (tree: Tree) => `${Object.entries(serverEnv(tree)).map(([name, value]) => `${name}=${value} `).join('')}node ${nodeFlags(tree).join(' ')}`;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -27,10 +33,20 @@ async function rssMiB(pid: number): Promise<number> {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)![1]) / 1024;
 }
 
-async function startServer(): Promise<{ port: number; page: string; bytes: number; rss: () => Promise<number>; stop: () => void }> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', new URL('./support/bench-server.ts', import.meta.url).pathname], {
+interface BenchServer {
+  port: number;
+  page: string;
+  bytes: number;
+  rss: () => Promise<number>;
+  stop: () => void;
+}
+
+/** The tree's own bench server (its app and its start flags), run with the tree's own tsx. */
+async function startServer(tree: Tree): Promise<BenchServer> {
+  const child = spawn(process.execPath, [...nodeFlags(tree), '--import', 'tsx', tree.path('bench/support/bench-server.ts')], {
+    cwd: tree.root,
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...startEnv(), ...process.env, NODE_ENV: 'production' },
+    env: { ...tree.startEnv, ...process.env, NODE_ENV: 'production' },
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -44,51 +60,83 @@ async function load(url: string): Promise<{ rps: number; p99: number; errors: nu
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
 }
 
-export async function runSsrVsStatic(): Promise<{ ratio: number }> {
-  const server = await startServer();
-  const base = `http://127.0.0.1:${server.port}`;
-  const ssrUrl = base + server.page;
-  const staticUrl = `${base}/__static/page.html`;
-  try {
-    // Warm-up: JIT, the page cache, the file system cache.
-    await autocannon({ url: ssrUrl, connections: CONNECTIONS, duration: 2 });
-    await autocannon({ url: staticUrl, connections: CONNECTIONS, duration: 2 });
-    const ssr: number[] = [];
-    const stat: number[] = [];
-    const ssrP99: number[] = [];
-    const statP99: number[] = [];
-    const rows: string[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      const a = await load(ssrUrl);
-      const b = await load(staticUrl);
-      if (a.errors + a.non2xx + b.errors + b.non2xx > 0) throw new Error(`errors during round ${round}: ${JSON.stringify({ a, b })}`);
-      ssr.push(a.rps);
-      stat.push(b.rps);
-      ssrP99.push(a.p99);
-      statP99.push(b.p99);
-      rows.push(`| ${round} | ${a.rps.toFixed(0)} | ${a.p99} | ${b.rps.toFixed(0)} | ${b.p99} | ${(a.rps / b.rps).toFixed(2)} |`);
-      console.error(`round ${round}/${ROUNDS}: SSR ${a.rps.toFixed(0)} req/s, static ${b.rps.toFixed(0)} req/s`);
-    }
-    const ratio = median(ssr) / median(stat);
-    const p99Ratio = median(ssrP99) / median(statP99);
-    const rss = await server.rss();
-    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, \`${Object.entries({ ...startEnv(), ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))) }).map(([name, value]) => `${name}=${value} `).join('')}node ${NODE_FLAGS.join(' ')}\` (\`npm start\`'s environment and flags). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
+interface Measured {
+  tree: Tree;
+  server: BenchServer;
+  ssr: number[];
+  stat: number[];
+  ssrP99: number[];
+  statP99: number[];
+  rows: string[][];
+  rss: number;
+}
 
+const ratios = (m: Measured) => ({ ratio: median(m.ssr) / median(m.stat), p99Ratio: median(m.ssrP99) / median(m.statP99) });
+
+export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> {
+  const trees = before ? [before, currentTree()] : [currentTree()];
+  const measured: Measured[] = [];
+  try {
+    for (const tree of trees) measured.push({ tree, server: await startServer(tree), ssr: [], stat: [], ssrP99: [], statP99: [], rows: [], rss: 0 });
+    const urls = (m: Measured) => {
+      const base = `http://127.0.0.1:${m.server.port}`;
+      return { ssrUrl: base + m.server.page, staticUrl: `${base}/__static/page.html` };
+    };
+    for (const m of measured) {
+      // Warm-up: JIT, the page cache, the file system cache.
+      await autocannon({ url: urls(m).ssrUrl, connections: CONNECTIONS, duration: 2 });
+      await autocannon({ url: urls(m).staticUrl, connections: CONNECTIONS, duration: 2 });
+    }
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const m of measured) {
+        const a = await load(urls(m).ssrUrl);
+        const b = await load(urls(m).staticUrl);
+        const which = before ? `${m.tree.label} ` : '';
+        if (a.errors + a.non2xx + b.errors + b.non2xx > 0) throw new Error(`errors during ${which}round ${round}: ${JSON.stringify({ a, b })}`);
+        m.ssr.push(a.rps);
+        m.stat.push(b.rps);
+        m.ssrP99.push(a.p99);
+        m.statP99.push(b.p99);
+        m.rows.push([a.rps.toFixed(0), String(a.p99), b.rps.toFixed(0), String(b.p99), (a.rps / b.rps).toFixed(2)]);
+        console.error(`round ${round}/${ROUNDS}: ${which}SSR ${a.rps.toFixed(0)} req/s, static ${b.rps.toFixed(0)} req/s`);
+      }
+    }
+    for (const m of measured) m.rss = await m.server.rss();
+    const after = measured.at(-1)!;
+    const { ratio, p99Ratio } = ratios(after);
+    const server = after.server;
+    // One row per round; with a before tree each cell is "before / after".
+    const rows = after.rows.map((cells, i) => `| ${i + 1} | ${cells.map((cell, c) => (before ? `${measured[0]!.rows[i]![c]} / ${cell}` : cell)).join(' | ')} |`);
+    const servers = before
+      ? `\`${serverCommand(after.tree)}\` for this tree, \`${serverCommand(before)}\` for ${before.ref} (each tree's own bench/support/bench-server.ts and \`npm start\` environment and flags), the two measured one after the other in each round (a round's cells below: before / after)`
+      : `\`${serverCommand(after.tree)}\` (\`npm start\`'s environment and flags)`;
+    const summary = (m: Measured) => `SSR ${median(m.ssr).toFixed(0)} req/s, static ${median(m.stat).toFixed(0)} req/s; p99 SSR ${median(m.ssrP99)} ms, static ${median(m.statP99)} ms. Server RSS at the end: ${m.rss.toFixed(0)} MiB.`;
+    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, ${servers}. Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
+${
+  before
+    ? `\n${comparisonTable(before, [
+        { what: 'SSR / static requests per second', before: ratios(measured[0]!).ratio, after: ratio, digits: 2 },
+        { what: "SSR p99 / static's p99", before: ratios(measured[0]!).p99Ratio, after: p99Ratio, digits: 2 },
+        { what: 'SSR requests per second', before: median(measured[0]!.ssr), after: median(after.ssr) },
+        { what: 'SSR p99', before: median(measured[0]!.ssrP99), after: median(after.ssrP99), unit: 'ms' },
+      ])}\n`
+    : ''
+}
 | round | SSR req/s | SSR p99 ms | static req/s | static p99 ms | ratio |
 |---|---|---|---|---|---|
 ${rows.join('\n')}
 
-Median: SSR ${median(ssr).toFixed(0)} req/s, static ${median(stat).toFixed(0)} req/s; p99 SSR ${median(ssrP99)} ms, static ${median(statP99)} ms. Server RSS at the end: ${rss.toFixed(0)} MiB.
+${before ? `Median, before: ${summary(measured[0]!)} After: ${summary(after)}` : `Median: ${summary(after)}`}
 
 ${goalLines([
   { what: 'SSR / static requests per second', value: ratio, is: '≥', target: 0.9 },
   { what: "SSR p99 / static's p99", value: p99Ratio, is: '≤', target: 1.2 },
 ])}`;
     if (process.env.BENCH_SSR_PRINT_ONLY) console.log(body);
-    else await recordResults('SSR path vs express.static (same recap page, same process)', 'npm run bench -- ssr', body);
+    else await recordResults('SSR path vs express.static (same recap page, same process)', benchCommand('npm run bench -- ssr', before), body);
     return { ratio };
   } finally {
-    server.stop();
+    for (const m of measured) m.server.stop();
   }
 }
 

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { addDays, recapPathFor } from '../../content/dates.ts';
@@ -64,11 +64,15 @@ export function fillScaffold(source: string, n: number, publishAt?: string): { s
   return { source: filled, title, headline };
 }
 
-/** Copies the repository and adds `totalWeeks - 24` synthetic weeks (none when totalWeeks is 24), the newest `comingWeeks` of them not public yet. */
-export async function makeScaledCopy(totalWeeks: number, { comingWeeks = 0 }: { comingWeeks?: number } = {}): Promise<ScaledCopy> {
+/**
+ * Copies the repository (or the tree at `from`, e.g. an earlier revision prepared by the bench) and
+ * adds `totalWeeks - 24` synthetic weeks (none when totalWeeks is 24), the newest `comingWeeks` of
+ * them not public yet.
+ */
+export async function makeScaledCopy(totalWeeks: number, { comingWeeks = 0, from = REPO_ROOT }: { comingWeeks?: number; from?: string } = {}): Promise<ScaledCopy> {
   const root = await mkdtemp(join(tmpdir(), `launched-weekly-${totalWeeks}-weeks-`));
-  await cp(REPO_ROOT, root, { recursive: true, filter: (source) => !SKIP.has(source.slice(REPO_ROOT.length).split('/')[0] ?? '') });
-  await symlink(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  await cp(from, root, { recursive: true, filter: (source) => !SKIP.has(relative(from, source).split('/')[0] ?? '') });
+  await symlink(join(from, 'node_modules'), join(root, 'node_modules'));
   const node = (args: readonly string[], env: Record<string, string> = {}) =>
     run(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
 
@@ -98,7 +102,8 @@ export async function makeScaledCopy(totalWeeks: number, { comingWeeks = 0 }: { 
 
 /** The client and server bundles (what `npm run build` does before the share images), timed. */
 export async function viteBuild(copy: ScaledCopy): Promise<number> {
-  const vite = join(REPO_ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+  // The copy's own Vite (its node_modules are the tree's it was copied from).
+  const vite = join(copy.root, 'node_modules', 'vite', 'bin', 'vite.js');
   // A production build whoever calls it (a test runner sets NODE_ENV=test, which would bundle React's development build).
   const options = { cwd: copy.root, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NODE_ENV: 'production' } };
   const started = performance.now();
