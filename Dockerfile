@@ -22,10 +22,13 @@ FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
-# glibc's allocator as npm start sets it: one arena for every thread;
-# blocks of 64 KiB and more mapped on their own and handed back when freed, and free memory at the
-# top of the heap handed back from 64 KiB. tests/production-runtime.test.ts keeps the two in step.
-ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=65536
+# glibc's allocator as npm start sets it: one arena for every thread; blocks of 8 KiB and more
+# mapped on their own and handed back when freed (V8's compilers, among others, take memory in
+# blocks of 8-32 KiB, which in the shared heap left holes that stayed resident: the runtime bench
+# measured ~3 MB less RSS after 10,000 requests than with 64 KiB, docs/performance.md), and free
+# memory at the top of the heap handed back from 64 KiB. tests/production-runtime.test.ts keeps
+# the two in step.
+ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=8192 MALLOC_TRIM_THRESHOLD_=65536
 WORKDIR /app
 # Owned by root and read-only to the server: only /data is writable.
 COPY --from=build /app /app
