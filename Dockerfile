@@ -25,10 +25,13 @@ FROM node:24-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
-# glibc's allocator as npm start sets it: one arena for every thread;
-# blocks of 64 KiB and more mapped on their own and handed back when freed, and free memory at the
-# top of the heap handed back from 64 KiB. tests/production-runtime.test.ts keeps the two in step.
-ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=65536
+# glibc's allocator as npm start sets it: one arena for every thread; blocks of 8 KiB and more
+# mapped on their own and handed back when freed (V8's compilers, among others, take memory in
+# blocks of 8-32 KiB, which in the shared heap left holes that stayed resident: the runtime bench
+# measured ~3 MB less RSS after 10,000 requests than with 64 KiB, docs/performance.md), and free
+# memory at the top of the heap handed back from 64 KiB. tests/production-runtime.test.ts keeps
+# the two in step.
+ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=8192 MALLOC_TRIM_THRESHOLD_=65536
 WORKDIR /app
 # Owned by root and read-only to the server: only /data is writable.
 COPY --from=build /app /app
@@ -40,9 +43,10 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# V8's memory settings for a small host: the young generation capped at 4 MB
-# per semi-space, and at that size from the start (the start-up then collects it less often); the
-# old generation grown to 1.25 x what the last full collection kept (V8's default is up to 4 x);
+# V8's memory settings for a small host: the young generation at 2 MB per semi-space, from the
+# start and at most (V8 keeps two, both resident: 4 MB in all, where 4 MB each held 8 MB; the
+# runtime bench measured ~4 MB less RSS after 10,000 requests, docs/performance.md); the old
+# generation grown to 1.25 x what the last full collection kept (V8's default is up to 4 x);
 # WebAssembly (the embedded database) kept on V8's baseline compiler, whose optimising tier would
 # hold ~100 MB more. tests/production-runtime.test.ts checks this is npm start's command.
-CMD ["node", "--max-semi-space-size=4", "--min-semi-space-size=4", "--heap-growing-percent=25", "--liftoff-only", "dist/bin/server.js"]
+CMD ["node", "--max-semi-space-size=2", "--min-semi-space-size=2", "--heap-growing-percent=25", "--liftoff-only", "dist/bin/server.js"]

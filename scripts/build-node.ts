@@ -122,6 +122,13 @@ export async function buildNode(): Promise<void> {
     sourcemap: 'linked',
     // Stack traces in production logs keep the source's function names.
     keepNames: true,
+    // Without comments and indentation the code is ASCII-only and about a quarter smaller. V8 holds
+    // a module's source for as long as the process runs, and a single non-Latin-1 character (a
+    // dash in a library's comment) makes it hold the whole file at two bytes a character: the
+    // server held 7.4 MB of source, 5.2 MB once minified. Names stay (above); for a stack
+    // trace's line and column in the sources, run node with --enable-source-maps (the .map files
+    // are built beside the code).
+    minifyWhitespace: true,
     logLevel: 'warning',
     plugins: [sourceLocation, withoutNodeCanvas, recapsAsData],
     // Bundled CommonJS (html-to-text's) may call require(); ESM has none of its own.

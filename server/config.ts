@@ -6,6 +6,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { validate as isCronExpression } from 'node-cron';
 import * as z from 'zod';
+import { groupDigits } from '../content/text.ts';
 
 const optionalText = z
   .string()
@@ -29,10 +30,12 @@ const urlWith = (protocols: string[], example: string) =>
 /**
  * A duration in `unit`s between min and max. The upper bound matters as much as the lower: a timer
  * set past 2^31 - 1 ms (~24.8 days) fires after 1 ms instead (a tight loop), and a lease or a wait
- * longer than the thing it guards silently breaks it; one line names the whole range.
+ * longer than the thing it guards silently breaks it; one line names the whole range. The bound is
+ * grouped by groupDigits, not toLocaleString: this runs at every start, and ICU's number formats
+ * are ~6 MB of resident memory in a server that otherwise never calls into ICU.
  */
 const duration = (unit: 'seconds' | 'hours' | 'days', min: number, max: number, fallback: number, options: { int?: boolean } = {}) => {
-  const range = `must be a number of ${unit} from ${min} to ${max.toLocaleString('en-US')}, e.g. ${fallback}`;
+  const range = `must be a number of ${unit} from ${min} to ${groupDigits(max)}, e.g. ${fallback}`;
   const number = z.coerce.number({ message: range });
   return (options.int ? number.int(range) : number).min(min, range).max(max, range).default(fallback);
 };

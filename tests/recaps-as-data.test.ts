@@ -17,8 +17,10 @@ describe('the recaps in the compiled processes', () => {
     const chunks = readdirSync(BIN)
       .filter((file) => file.endsWith('.js'))
       .map((file) => readFileSync(join(BIN, file), 'utf8'));
-    // The string literal handed to JSON.parse, in whichever quotes esbuild printed it.
-    const literals = chunks.map((text) => /validatedRecaps = JSON\.parse\((.+)\);$/m.exec(text)?.[1]).filter((found) => found !== undefined);
+    // The string literal handed to JSON.parse, in whichever quotes esbuild printed it (the bundle's
+    // whitespace is minified, so it need not end its line).
+    const literal = /validatedRecaps ?= ?JSON\.parse\(("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)\)/s;
+    const literals = chunks.map((text) => literal.exec(text)?.[1]).filter((found) => found !== undefined);
     expect(literals).toHaveLength(1);
     expect(JSON.parse(runInNewContext(literals[0]!) as string)).toEqual(recaps);
     for (const text of chunks) {
