@@ -151,7 +151,22 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
       await card.scrollIntoViewIfNeeded();
       await page.mouse.wheel(0, 200);
       await page.waitForFunction(() => window.scrollY > 1_400);
-      const place = await page.evaluate(() => window.scrollY);
+      // The wheel's scroll may still be animating: the place is where it comes to rest (the same
+      // for three frames in a row), which is what the card saves when it is pressed.
+      const place = await page.evaluate(
+        () =>
+          new Promise<number>((resolve) => {
+            let last = -1;
+            let still = 0;
+            const watch = () => {
+              still = window.scrollY === last ? still + 1 : 0;
+              last = window.scrollY;
+              if (still >= 3) resolve(last);
+              else requestAnimationFrame(watch);
+            };
+            watch();
+          }),
+      );
       await card.click();
       await page.waitForURL(`${server.url}${oldest.path}`);
       await page.waitForFunction(() => window.scrollY === 0);
