@@ -126,11 +126,22 @@ for (const backend of backends) {
 }
 
 describe.skipIf(postgresUrl === null)('weekly history', () => {
-  it('counts each week by the state each subscriber was in at its end, and signups in the week they happened', async () => {
+  /** A store on a fresh PostgreSQL database, and one direct connection to move its history in time. */
+  async function withPostgresStore(test: (opened: { store: Store; sql: ReturnType<typeof createPgClient> }) => Promise<void>) {
     const db = await createTestDatabase();
     const store = await openPostgresStore(db.url);
     const sql = createPgClient(db.url, { max: 1 });
     try {
+      await test({ store, sql });
+    } finally {
+      await sql.close();
+      await store.close();
+      await db.drop();
+    }
+  }
+
+  it('counts each week by the state each subscriber was in at its end, and signups in the week they happened', async () => {
+    await withPostgresStore(async ({ store, sql }) => {
       await addSignup(store, 'early@r.test', '/');
       await addSignup(store, 'later@r.test', '/archive');
       const early = (await store.findSubscriberByEmail('early@r.test'))!.id;
@@ -159,18 +170,11 @@ describe.skipIf(postgresUrl === null)('weekly history', () => {
         { active: 1, unsubscribed: 1 },
         { active: 1, unsubscribed: 1 },
       ]);
-    } finally {
-      await sql.close();
-      await store.close();
-      await db.drop();
-    }
+    });
   });
 
   it('starts each week at midnight in the session time zone, also one a quarter hour off the hour (Kathmandu, UTC+05:45)', async () => {
-    const db = await createTestDatabase();
-    const store = await openPostgresStore(db.url);
-    const sql = createPgClient(db.url, { max: 1 });
-    try {
+    await withPostgresStore(async ({ store, sql }) => {
       await addSignup(store, 'sunday@r.test', '/');
       await addSignup(store, 'monday@r.test', '/');
       // One connection, so the report below runs in this session's time zone. This week began at
@@ -191,10 +195,6 @@ describe.skipIf(postgresUrl === null)('weekly history', () => {
         { states: { active: 1 }, signups: 1 },
         { states: { active: 2 }, signups: 1 },
       ]);
-    } finally {
-      await sql.close();
-      await store.close();
-      await db.drop();
-    }
+    });
   });
 });
