@@ -5,7 +5,8 @@
 // Records per size: build time (Vite client + server, share images, and the whole `npm run build`:
 // goal at 520 weeks < 30 s, issue 41), first-visit JS per page type,
 // archive HTML size, time from starting the server to its first answered page, and the server's
-// resident memory after serving each page type once.
+// resident memory after serving each page type once (the copy's compiled server, started as
+// its `npm start` starts it).
 // With `--before REF` REF's tree is copied and grown to the large size too, built the same way, and
 // started in the same turns; its column and a before | after | after/before table join the tables.
 import { execFile, spawn } from 'node:child_process';
@@ -18,6 +19,7 @@ import { freePort } from '../tests/support/ports.ts';
 import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines } from './support/goals.ts';
 import { recordResults } from './support/results.ts';
+import { startCommand } from './support/start-flags.ts';
 import { makeScaledCopy, REPO_ROOT, viteBuild, type ScaledCopy } from './support/scale-copy.ts';
 import type { Tree } from './support/tree.ts';
 
@@ -97,13 +99,19 @@ async function firstVisitJs(dist: string, html: string): Promise<number> {
   return total;
 }
 
+/**
+ * The copy's compiled server (`dist/bin/server.js`, from its `npm run build`) with the node flags and
+ * allocator settings of the copy's own `npm start`, as production runs it. NODE_ENV=development:
+ * production refuses the embedded database these copies use.
+ */
 async function startServer(copy: ScaledCopy, dataDir: string) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const start = startCommand(copy.root);
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+  const child = spawn(process.execPath, [...start.flags, 'dist/bin/server.js'], {
     cwd: copy.root,
-    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL: base, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...start.env, NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SITE_URL: base, DIGEST_CRON: 'off', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   for (;;) {
@@ -161,7 +169,7 @@ async function prepare(weeks: number, tree?: Tree): Promise<Prepared> {
   const wholeBuildMs = await wholeBuild(copy);
   // The embedded database is created by a first start that is not counted: its one-time
   // creation does not grow with the weeks, and a deployed server restarts onto an existing
-  // database. The first start also fills tsx's transform cache.
+  // database.
   console.error(`[scale] ${name}: warm-up start…`);
   await (await startServer(copy, dataRoot)).stop();
   return { weeks, name, copy, dataRoot, newestPath: copy.synthetic.at(-1)?.path ?? '/weekly-recap-july-14', viteMs, images, imagesAgain, wholeBuildMs };
@@ -246,7 +254,7 @@ export async function runScaleBench(before?: Tree): Promise<void> {
   await recordResults(
     `Scale: 24 weeks and ${large} weeks`,
     `${benchCommand('npm run bench -- scale', before)}   (SCALE_WEEKS=${large})`,
-    `Each size in its own temporary copy of the repository${before ? ` (and ${before.ref}'s tree at ${large} weeks in another, built by its own scripts, started in the same turns)` : ''} (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), on a machine shared with other helpers' test runs while measuring (timings carry that noise; sizes do not).
+    `Each size in its own temporary copy of the repository${before ? ` (and ${before.ref}'s tree at ${large} weeks in another, built by its own scripts, started in the same turns)` : ''} (the ${large - 24} synthetic weeks start at 2026-02-02, scaffolded by \`npm run new-recap\`), each served by its own compiled server (\`dist/bin/server.js\` with the node flags and allocator settings of its own \`npm start\`, NODE_ENV=development for the embedded database).
 ${comparison}
 | first visit | JS gzip KB, 24 weeks | JS gzip KB, ${large} weeks | difference | HTML KB raw / gzip, 24 | HTML KB raw / gzip, ${large} |
 |---|---|---|---|---|---|
