@@ -12,8 +12,8 @@ window.history.scrollRestoration = 'manual';
 // exception). Pages rendered without it (the error page) are left as plain HTML.
 const dataElement = document.getElementById('router-data');
 const root = document.getElementById('root');
-if (dataElement?.textContent && root) {
-  const hydrationData = JSON.parse(dataElement.textContent) as HydrationState;
+function hydrate(root: HTMLElement, routerData: string) {
+  const hydrationData = JSON.parse(routerData) as HydrationState;
   const router = createBrowserRouter(createRoutes(fetchedPageData), { hydrationData });
   // As a transition, hydration yields to the browser every few milliseconds instead of holding
   // the main thread in one long task, so the page stays responsive while it becomes interactive.
@@ -25,4 +25,13 @@ if (dataElement?.textContent && root) {
       </StrictMode>,
     );
   });
+}
+
+if (dataElement?.textContent && root) {
+  // In a task of its own: evaluating this bundle and starting the router (which reads the tab's
+  // session storage and writes its history entry) are each a few milliseconds on a fast machine
+  // and several times that on a slow phone; one after the other in one task, they would hold the
+  // main thread long enough to delay a tap.
+  const routerData = dataElement.textContent;
+  setTimeout(() => hydrate(root, routerData), 0);
 }
