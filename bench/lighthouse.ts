@@ -22,8 +22,8 @@ const median = (values: number[]) => {
 
 /**
  * The server runs in this process, beside Lighthouse: every page and the files it links are fetched
- * a few times first (before Chromium starts), so its first answers (compiled on first use) do not share the two cores with
- * the first page's measured load.
+ * a few times before Chromium starts, so its first answers (compiled on first use) do not share
+ * the two cores with the first page's measured load.
  */
 async function warmUp(base: string): Promise<void> {
   const assets = new Set<string>();
@@ -60,7 +60,7 @@ export async function runLighthouse(): Promise<void> {
   try {
     // One unrecorded load of each page first: a browser just started has its font and style caches
     // to fill, which a reader's browser has long done; the first measured page would pay for it.
-    for (const path of PAGES) await lighthouse(server.url + path, { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: ['performance'] });
+    for (const path of PAGES) await measuredRun(server.url + path, chrome.port, 'mobile');
     for (const formFactor of ['mobile', 'desktop'] as const) {
       const figures = new Map(PAGES.map((path) => [path, { scores: Object.fromEntries(CATEGORIES.map((c) => [c, [] as number[]])), lcp: [] as number[], tbt: [] as number[], cls: [] as number[] }]));
       // Rounds over the pages (/, /archive, recap, /, …) rather than all runs of one page and then
