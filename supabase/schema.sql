@@ -793,6 +793,7 @@ begin
    where w.state in ('queued', 'retrying')
      and w.created_at < now() - make_interval(secs => p_max_age_seconds)
      and (w.lease_until is null or w.lease_until < now());
+  delete from public.notice_webhooks w where w.state in ('sent', 'expired') and w.created_at < now() - interval '90 days';
   with due as (
     select w.id from public.notice_webhooks w
     where w.state in ('queued', 'retrying') and w.next_attempt_at <= now()

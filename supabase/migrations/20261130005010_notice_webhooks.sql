@@ -40,7 +40,8 @@ create trigger notice_webhook_from_outbox
   execute function public.notice_webhook_from_outbox();
 
 -- Up to p_limit due posts, each leased for p_lease_seconds: [{id, text, attempts, created_at}].
--- Open rows older than p_max_age_seconds are closed as expired first.
+-- Open rows older than p_max_age_seconds are closed as expired first, and closed rows older than
+-- 90 days (RETENTION_DAYS' default) are dropped: a few notices a week, so the table stays small.
 create or replace function public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer)
 returns jsonb
 language plpgsql
@@ -57,6 +58,7 @@ begin
    where w.state in ('queued', 'retrying')
      and w.created_at < now() - make_interval(secs => p_max_age_seconds)
      and (w.lease_until is null or w.lease_until < now());
+  delete from public.notice_webhooks w where w.state in ('sent', 'expired') and w.created_at < now() - interval '90 days';
   with due as (
     select w.id from public.notice_webhooks w
     where w.state in ('queued', 'retrying') and w.next_attempt_at <= now()
