@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../server/config.ts';
 import { createLogger } from '../server/http/logger.ts';
 import { createFigures } from '../server/metrics/figures.ts';
 import { metricsRouter } from '../server/metrics/routes/metrics.ts';
@@ -206,3 +207,15 @@ for (const backend of storeBackends) {
     });
   });
 }
+
+describe('METRICS_TOKEN in the environment', () => {
+  const parse = (env: Record<string, string>) => parseConfig(env, async () => 'metrics-config-secret-0123456789abcdef');
+
+  it('is off when unset, taken when long enough, and a short one stops the start naming the variable', async () => {
+    expect((await parse({})).metricsToken).toBeUndefined();
+    expect((await parse({ METRICS_TOKEN: TOKEN })).metricsToken).toBe(TOKEN);
+    const refused = await parse({ METRICS_TOKEN: 'short' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems).toEqual([expect.stringMatching(/^METRICS_TOKEN: must be at least 16 random characters/)]);
+  });
+});

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { catchUpMissedTick } from '../jobs/digest/catch-up.ts';
 import { sendNotice } from '../jobs/digest/notices.ts';
+import { ConfigError, parseConfig } from '../server/config.ts';
 import { createOutboxWorker } from '../server/mail/outbox-worker.ts';
 import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { createNoticeWebhookWorker } from '../server/notices/webhook-worker.ts';
@@ -144,5 +145,21 @@ describe('A server with NOTICE_WEBHOOK_URL', () => {
       await server.close();
       await webhook.close();
     }
+  });
+});
+
+describe('NOTICE_WEBHOOK_URL in the environment', () => {
+  const parse = (env: Record<string, string>) => parseConfig(env, async () => 'notice-config-secret-0123456789abcdef');
+  const url = 'https://hooks.slack.com/services/T000/B000/XXXX';
+
+  it('takes an http(s) URL, refuses anything else naming the variable, and warns when no notice would be recorded for it', async () => {
+    const both = await parse({ NOTICE_WEBHOOK_URL: url, OPERATOR_EMAIL: OPERATOR });
+    expect(both.noticeWebhookUrl).toBe(url);
+    expect(both.warnings.filter((line) => line.includes('NOTICE_WEBHOOK_URL'))).toEqual([]);
+    const alone = await parse({ NOTICE_WEBHOOK_URL: url });
+    expect(alone.warnings).toContainEqual(expect.stringMatching(/^NOTICE_WEBHOOK_URL is set without OPERATOR_EMAIL/));
+    const refused = await parse({ NOTICE_WEBHOOK_URL: 'hooks.slack.com/services/T000' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems).toEqual([expect.stringMatching(/^NOTICE_WEBHOOK_URL: must be a https:\/\/ or http:\/\/ URL/)]);
   });
 });
