@@ -72,6 +72,8 @@ export function createNoticeWebhookWorker(options: NoticeWebhookOptions): Notice
     maxAgeSeconds: options.maxAgeSeconds ?? defaults.maxAgeSeconds,
     requestTimeoutMs: options.requestTimeoutMs ?? defaults.requestTimeoutMs,
   };
+  // A post never outlives its claim, so no other replica can take it while it is on its way.
+  settings.requestTimeoutMs = Math.min(settings.requestTimeoutMs, settings.leaseSeconds * 750);
   const { store, url, log } = options;
   const clock = options.clock ?? systemClock;
   const retryFirst = Math.min(settings.retryFirstSeconds, settings.retryMaxSeconds);
