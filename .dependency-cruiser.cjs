@@ -40,19 +40,21 @@ module.exports = {
     // store/ (the ground) < http/ (plumbing every route uses) < subscribers/ (who is on the list and
     // their links) < mail/ and abuse/ (what is sent to them; the defences in front of a signup) <
     // site/ (pages, feeds, previews, click links) < app.ts, config.ts, startup.ts (the wiring).
+    // Beside them, metrics/ and notices/ (what operators watch: GET /metrics, the notice webhook)
+    // stand on store/ and http/ only, and no other capability imports them.
     {
       name: 'store-is-the-ground',
       severity: 'error',
       comment: 'server/store/ knows no capability above it: it takes and returns plain data. Pass what it needs in as arguments.',
       from: { path: '^server/store/', pathNot: TEST },
-      to: { path: '^server/(http|subscribers|mail|abuse|site)/' },
+      to: { path: '^server/(http|subscribers|mail|abuse|site|metrics|notices)/' },
     },
     {
       name: 'http-knows-no-capability',
       severity: 'error',
       comment: 'server/http/ is plumbing every route uses (errors, logs, the small pages, one address per page): it knows no subscriber, mail, defence or page.',
       from: { path: '^server/http/', pathNot: TEST },
-      to: { path: '^server/(subscribers|mail|abuse|site)/' },
+      to: { path: '^server/(subscribers|mail|abuse|site|metrics|notices)/' },
     },
     {
       name: 'subscribers-below-mail-abuse-site',
@@ -67,6 +69,20 @@ module.exports = {
       comment: 'server/mail/ and server/abuse/ stand side by side under site/: neither imports the other or the pages.',
       from: { path: '^server/(mail|abuse)/', pathNot: TEST },
       to: { path: '^server/(site|mail|abuse)/', pathNot: '^server/$1/' },
+    },
+    {
+      name: 'operator-rooms-on-store-and-http',
+      severity: 'error',
+      comment: 'server/metrics/ and server/notices/ read the store and answer over http/ only; the other capabilities do not know them (app.ts wires them in).',
+      from: { path: '^server/(metrics|notices)/', pathNot: TEST },
+      to: { path: '^server/(subscribers|mail|abuse|site|metrics|notices)/', pathNot: '^server/$1/' },
+    },
+    {
+      name: 'capabilities-not-into-operator-rooms',
+      severity: 'error',
+      comment: 'server/metrics/ and server/notices/ sit beside the product capabilities, wired in by app.ts: no capability imports them.',
+      from: { path: '^server/(store|http|subscribers|mail|abuse|site)/', pathNot: TEST },
+      to: { path: '^server/(metrics|notices)/' },
     },
     {
       name: 'capabilities-not-into-the-wiring',

@@ -1,14 +1,16 @@
 // `npm run new-recap`: the curator's weekly command. Creates content/recaps/<date>.ts for the
 // week after the newest one (or --date YYYY-MM-DD), with ten empty entries that fail validation
 // until they are filled in, and refreshes the registry that content/index.ts imports.
-//   npm run new-recap                      next week (newest + 7 days)
+//   npm run new-recap                      next week (newest + 7 days; when that is already past,
+//                                          the first Monday after today)
 //   npm run new-recap -- --date 2026-02-02 a given week (a gap other than 7 days is written into the file)
+//   npm run new-recap -- --today 2026-11-28 as if today were that date (what it would scaffold then)
 //   npm run new-recap -- --registry-only   only refresh content/recaps/index.ts
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addDays, daysBetween, isIsoDate, recapPathFor } from '../content/dates.ts';
+import { addDays, daysBetween, isIsoDate, parseIsoDate, recapPathFor, toIsoDate } from '../content/dates.ts';
 import { whenOf, type Schedule } from '../jobs/digest/when.ts';
 import { listWeekFiles, RECAPS_DIR, writeRegistry } from './recap-registry.ts';
 
@@ -35,24 +37,41 @@ ${Array.from({ length: 10 }, (_, i) => entry(i + 1)).join('\n')}
 `;
 }
 
-export async function createNextRecap(options: { date?: string; dir?: string } = {}): Promise<{ file: string; date: string }> {
+/** The first Monday strictly after `today` (both ISO dates). */
+export function mondayAfter(today: string): string {
+  const weekday = parseIsoDate(today).getUTCDay();
+  return addDays(today, (8 - weekday) % 7 || 7);
+}
+
+/**
+ * The week new-recap scaffolds without --date: a week after the newest one, keeping its weekday,
+ * unless that is already past; a week dated in the past would be public the moment it is written,
+ * so after a pause the curator starts again from the next Monday.
+ */
+export function nextWeekDate(newest: string | undefined, today: string): string {
+  const following = newest ? addDays(newest, 7) : undefined;
+  return following && following >= today ? following : mondayAfter(today);
+}
+
+export async function createNextRecap(options: { date?: string; dir?: string; today?: string } = {}): Promise<{ file: string; date: string; newest?: string }> {
   const dir = options.dir ?? RECAPS_DIR;
   const existing = await listWeekFiles(dir);
   const newest = existing.at(-1)?.slice(0, 10);
-  const date = options.date ?? (newest ? addDays(newest, 7) : undefined);
-  if (!date || !isIsoDate(date)) throw new Error(`Give the week's date as --date YYYY-MM-DD${options.date ? ` ("${options.date}" is not one)` : ''}.`);
+  const today = options.today ?? toIsoDate(new Date());
+  const date = options.date ?? nextWeekDate(newest, today);
+  if (!isIsoDate(date)) throw new Error(`Give the week's date as --date YYYY-MM-DD ("${date}" is not one).`);
   const file = join(dir, `${date}.ts`);
   if (existsSync(file)) throw new Error(`${file} already exists.`);
   // A week after the newest one may follow a pause; one dated earlier fills a hole and needs no note.
   const gap = newest && date > newest ? daysBetween(newest, date) : undefined;
   await writeFile(file, scaffoldRecap(date, gap));
   await writeRegistry(dir);
-  return { file, date };
+  return { file, date, newest };
 }
 
 /** What new-recap says about when a week will be public and e-mailed (DIGEST_CRON, DIGEST_TZ). */
 export function whenLines(date: string, schedule: Schedule): string[] {
-  const when = whenOf({ date }, schedule);
+  const when = whenOf({ date }, schedule, { year: true });
   return [`It will be ${when.line}.`, ...(when.warning ? [`warning: ${when.warning}`] : [])];
 }
 
@@ -73,9 +92,10 @@ async function sayWhen(date: string) {
 async function main() {
   let args;
   try {
-    args = parseArgs({ options: { date: { type: 'string' }, 'registry-only': { type: 'boolean' } } }).values;
+    args = parseArgs({ options: { date: { type: 'string' }, today: { type: 'string' }, 'registry-only': { type: 'boolean' } } }).values;
+    if (args.today !== undefined && !isIsoDate(args.today)) throw new Error(`--today "${args.today}" is not a date in YYYY-MM-DD form.`);
   } catch (error) {
-    console.error(`${(error as Error).message}\nUsage: npm run new-recap [-- --date YYYY-MM-DD | --registry-only]`);
+    console.error(`${(error as Error).message}\nUsage: npm run new-recap [-- --date YYYY-MM-DD | --today YYYY-MM-DD | --registry-only]`);
     process.exit(2);
   }
   if (args['registry-only']) {
@@ -84,7 +104,10 @@ async function main() {
     return;
   }
   try {
-    const { file, date } = await createNextRecap({ date: args.date });
+    const { file, date, newest } = await createNextRecap({ date: args.date, today: args.today });
+    if (!args.date && newest && date !== addDays(newest, 7)) {
+      console.log(`The newest week, ${newest}, is past; the next one starts from the first Monday after today.`);
+    }
     console.log(`Created ${file} for the week of ${date} (${recapPathFor(date)}).`);
     await sayWhen(date);
     console.log('Fill in the headline, title, intro and ten entries, then run: npm run validate-content');

@@ -32,12 +32,15 @@ import { isPublic } from '../content/publication.ts';
 import { signupService } from './subscribers/signup.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxWorker } from './mail/outbox-worker.ts';
 import { byDateNewestFirst } from '../content/dates.ts';
+import { createFigures } from './metrics/figures.ts';
+import { metricsRouter } from './metrics/routes/metrics.ts';
+import { createNoticeWebhookWorker } from './notices/webhook-worker.ts';
 
 export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail'>> & {
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail' | 'metricsToken' | 'noticeWebhookUrl'>> & {
     /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
@@ -164,6 +167,7 @@ export function createApp(deps: AppDeps) {
   const outbox = deps.outbox ?? appOutbox(deps, publishing);
   const signup = signupService({ store, mode: config.signupConfirmation ?? 'single', welcome: config.welcomeEmail === true, keys, outbox });
   const knownPaths = pathsOf(publishing.recaps);
+  const figures = config.metricsToken ? createFigures() : null;
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
@@ -183,6 +187,8 @@ export function createApp(deps: AppDeps) {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', readiness(store, logger));
+  // No token, no endpoint: /metrics is then the site's ordinary 404.
+  if (figures) app.use(metricsRouter({ token: config.metricsToken!, store, figures, logger }));
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
@@ -192,6 +198,7 @@ export function createApp(deps: AppDeps) {
   // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
   app.post(
     '/api/subscribe',
+    ...(figures ? [figures.countSignups] : []),
     refuseCrossSite(config.siteUrl),
     signupGuard({
       counters: store,
@@ -245,8 +252,35 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
-  // The caller stops the outbox before it closes the store (server/main.ts, tests/support/server.ts).
-  return Object.assign(app, { outbox });
+  // The caller stops the outbox before it closes the store (server/main.ts, tests/support/server.ts);
+  // the notice webhook's worker stops with it.
+  return Object.assign(app, { outbox: withNoticeWebhook(deps, outbox) });
+}
+
+/**
+ * With NOTICE_WEBHOOK_URL, the worker that posts operator notices to it, started beside the outbox
+ * and stopped with it, so every caller that stops the outbox stops both.
+ */
+function withNoticeWebhook({ config, store, logger }: AppDeps, outbox: OutboxWorker): OutboxWorker {
+  if (!config.noticeWebhookUrl) return outbox;
+  const webhook = createNoticeWebhookWorker({
+    store,
+    url: config.noticeWebhookUrl,
+    log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+    // Retried like the outbox's mail, by the same settings.
+    pollSeconds: config.outbox?.pollSeconds,
+    leaseSeconds: config.outbox?.leaseSeconds,
+    retryMaxSeconds: config.outbox?.retryMaxSeconds,
+  });
+  webhook.start();
+  return {
+    start: () => outbox.start(),
+    wake: () => outbox.wake(),
+    deliverDue: () => outbox.deliverDue(),
+    stop: async () => {
+      await Promise.all([outbox.stop(), webhook.stop()]);
+    },
+  };
 }
 
 /**

@@ -105,6 +105,9 @@ const envSchema = z.object({
   OPERATOR_EMAIL: optionalText.refine((v) => v === undefined || /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(v), 'must be an e-mail address, e.g. you@example.com'),
   DIGEST_RESUME_FIRST_SECONDS: duration('seconds', 0.1, 86_400, 60),
   DIGEST_RESUME_MAX_SECONDS: duration('seconds', 0.1, 86_400, 1800),
+  // Long enough that guessing it is hopeless; compared in constant time (server/metrics/routes/metrics.ts).
+  METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 random characters, e.g. the output of `openssl rand -hex 32`'),
+  NOTICE_WEBHOOK_URL: urlWith(['https:', 'http:'], 'https://hooks.slack.com/services/T000/B000/XXXX'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -161,6 +164,10 @@ export interface Config {
   outbox: { pollSeconds: number; leaseSeconds: number; retryMaxSeconds: number };
   /** OPERATOR_EMAIL: where the operator's notices go (none when unset: the log says the same). */
   operatorEmail?: string;
+  /** METRICS_TOKEN: GET /metrics answers to this bearer token; unset, there is no such endpoint. */
+  metricsToken?: string;
+  /** NOTICE_WEBHOOK_URL: every operator notice is also posted here as {"text": …}. */
+  noticeWebhookUrl?: string;
   trustProxy: number;
   /** Signup posts allowed per client network address per minute (shared by replicas; never unsubscribes). */
   rateLimitPerMinute: number;
@@ -239,6 +246,10 @@ export async function parseConfig(
       'RESEND_WEBHOOK_SECRET is not set: bounces and complaints will not be processed, so the digest keeps going to addresses that bounce or report it as spam. Add the webhook in Resend (docs/operating.md, "Deploy with Supabase and Resend") and set its signing secret.',
     );
   }
+  if (env.NOTICE_WEBHOOK_URL && !env.OPERATOR_EMAIL) {
+    // A notice is recorded with its e-mail (the webhook's post is queued beside it), so the post needs both.
+    warnings.push('NOTICE_WEBHOOK_URL is set without OPERATOR_EMAIL: notices are recorded only for OPERATOR_EMAIL, so nothing is posted to the webhook. Set OPERATOR_EMAIL too.');
+  }
   if (store.kind === 'pglite') defaultsUsed.push(`embedded database in ${join(dataDir, 'db')}`);
 
   let unsubscribeSecret = env.UNSUBSCRIBE_SECRET;
@@ -275,6 +286,8 @@ export async function parseConfig(
     },
     outbox: { pollSeconds: env.OUTBOX_POLL_SECONDS, leaseSeconds: env.OUTBOX_LEASE_SECONDS, retryMaxSeconds: env.OUTBOX_RETRY_MAX_SECONDS },
     operatorEmail: env.OPERATOR_EMAIL,
+    metricsToken: env.METRICS_TOKEN,
+    noticeWebhookUrl: env.NOTICE_WEBHOOK_URL,
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     signupConfirmation: env.SIGNUP_CONFIRMATION,

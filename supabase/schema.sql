@@ -723,6 +723,136 @@ end
 $$;
 
 --
+-- Name: metrics_snapshot(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metrics_snapshot() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  with latest_run as (
+    select r.* from public.digest_runs r
+    where r.kind in ('scheduled', 'manual')
+    order by r.started_at desc, r.id desc
+    limit 1
+  )
+  select jsonb_build_object(
+    'subscribers', (
+      select coalesce(jsonb_object_agg(s.status, s.n), '{}'::jsonb)
+      from (select e.status, count(*) as n from public.email_signups e group by e.status) s
+    ),
+    -- Sources are page paths or 'import'; the largest groups only, so no stray value makes the
+    -- answer (and Prometheus' series) grow without bound.
+    'signups', (
+      select coalesce(jsonb_agg(jsonb_build_object('source', g.source, 'state', g.status, 'n', g.n) order by g.n desc), '[]'::jsonb)
+      from (
+        select coalesce(left(e.source, 100), 'unknown') as source, e.status, count(*) as n
+        from public.email_signups e group by 1, 2 order by 3 desc limit 100
+      ) g
+    ),
+    'run', (
+      select jsonb_build_object(
+        'kind', r.kind, 'week', r.recap_date, 'started_at', r.started_at, 'finished_at', r.finished_at,
+        'outcome', r.outcome, 'sent', r.sent, 'failed', r.failed, 'unknown_batches', r.unknown_batches,
+        'messages', (
+          select coalesce(jsonb_object_agg(b.state, b.messages), '{}'::jsonb)
+          from (
+            select d.state, sum(cardinality(d.subscriber_ids)) as messages
+            from public.digest_batches d where d.run_id = r.id group by d.state
+          ) b
+        )
+      )
+      from latest_run r
+    ),
+    'outbox', (
+      select jsonb_build_object(
+        'queued', count(*) filter (where o.state = 'queued'),
+        'retrying', count(*) filter (where o.state = 'retrying'),
+        'held', count(*) filter (where o.state = 'retrying' and o.last_error like 'held:%')
+      )
+      from public.mail_outbox o where o.state in ('queued', 'retrying')
+    ),
+    'clicks', (select coalesce(sum(c.clicks), 0) from public.link_clicks c)
+  );
+$$;
+
+--
+-- Name: notice_webhook_claim(integer, integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  claimed jsonb;
+begin
+  update public.notice_webhooks w
+     set state = 'expired', settled_at = now(), lease_until = null,
+         last_error = coalesce(w.last_error, 'never claimed') || ' (too old to post)'
+   where w.state in ('queued', 'retrying')
+     and w.created_at < now() - make_interval(secs => p_max_age_seconds)
+     and (w.lease_until is null or w.lease_until < now());
+  delete from public.notice_webhooks w where w.state in ('sent', 'expired') and w.created_at < now() - interval '90 days';
+  with due as (
+    select w.id from public.notice_webhooks w
+    where w.state in ('queued', 'retrying') and w.next_attempt_at <= now()
+      and (w.lease_until is null or w.lease_until < now())
+    order by w.next_attempt_at, w.id
+    limit greatest(p_limit, 0)
+    for update skip locked
+  ), taken as (
+    update public.notice_webhooks w
+       set attempts = w.attempts + 1,
+           lease_until = now() + make_interval(secs => p_lease_seconds)
+      from due where w.id = due.id
+    returning w.id, w.text, w.attempts, w.created_at
+  )
+  select coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'text', t.text, 'attempts', t.attempts, 'created_at', t.created_at) order by t.id), '[]'::jsonb)
+    into claimed from taken t;
+  return claimed;
+end
+$$;
+
+--
+-- Name: notice_webhook_from_outbox(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notice_webhook_from_outbox() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  insert into public.notice_webhooks (text)
+  values (concat_ws(E'\n\n', nullif(new.payload ->> 'subject', ''), nullif(new.payload ->> 'text', '')));
+  return new;
+end
+$$;
+
+--
+-- Name: notice_webhook_settle(bigint, text, text, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if p_state not in ('sent', 'retrying') then
+    raise exception 'notice_webhook_settle: state must be sent or retrying, not %', p_state using errcode = '22023';
+  end if;
+  update public.notice_webhooks w
+     set state = p_state,
+         lease_until = null,
+         last_error = case when p_state = 'sent' then w.last_error else left(p_error, 500) end,
+         next_attempt_at = case when p_state = 'retrying' then now() + make_interval(secs => greatest(coalesce(p_retry_seconds, 0), 0)) else w.next_attempt_at end,
+         settled_at = case when p_state = 'sent' then now() else null end
+   where w.id = p_id and w.state in ('queued', 'retrying');
+  return found;
+end
+$$;
+
+--
 -- Name: outbox_claim(integer, integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1935,6 +2065,36 @@ CREATE TABLE public.mailbox_confirmations (
 );
 
 --
+-- Name: notice_webhooks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.notice_webhooks (
+    id bigint NOT NULL,
+    text text NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    lease_until timestamp with time zone,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_at timestamp with time zone,
+    CONSTRAINT notice_webhooks_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'retrying'::text, 'sent'::text, 'expired'::text])))
+);
+
+--
+-- Name: notice_webhooks_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.notice_webhooks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.notice_webhooks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: server_notices; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2156,6 +2316,13 @@ ALTER TABLE ONLY public.mailbox_confirmations
     ADD CONSTRAINT mailbox_confirmations_pkey PRIMARY KEY (mailbox_hash);
 
 --
+-- Name: notice_webhooks notice_webhooks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.notice_webhooks
+    ADD CONSTRAINT notice_webhooks_pkey PRIMARY KEY (id);
+
+--
 -- Name: server_notices server_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2311,6 +2478,12 @@ CREATE INDEX mail_outbox_settled_created_idx ON public.mail_outbox USING btree (
 CREATE INDEX mail_outbox_subscriber_idx ON public.mail_outbox USING btree (subscriber_id) WHERE (subscriber_id IS NOT NULL);
 
 --
+-- Name: notice_webhooks_due_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX notice_webhooks_due_idx ON public.notice_webhooks USING btree (next_attempt_at, id) WHERE (state = ANY (ARRAY['queued'::text, 'retrying'::text]));
+
+--
 -- Name: signup_rate_limits_expires_at_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2387,6 +2560,12 @@ CREATE TRIGGER email_signups_state_insert AFTER INSERT ON public.email_signups R
 --
 
 CREATE TRIGGER email_signups_state_update AFTER UPDATE ON public.email_signups REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.record_subscriber_states();
+
+--
+-- Name: mail_outbox notice_webhook_from_outbox; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER notice_webhook_from_outbox AFTER INSERT ON public.mail_outbox FOR EACH ROW WHEN ((new.kind = 'operator'::text)) EXECUTE FUNCTION public.notice_webhook_from_outbox();
 
 --
 -- Name: digest_batches digest_batches_content_hash_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2515,6 +2694,12 @@ ALTER TABLE public.mail_outbox ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.mailbox_confirmations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: notice_webhooks; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.notice_webhooks ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: server_notices; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2800,6 +2985,34 @@ GRANT ALL ON FUNCTION public.mailbox_key(p_email text) TO service_role;
 
 REVOKE ALL ON FUNCTION public.mark_subscriber_left(p_id text, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.mark_subscriber_left(p_id text, p_reason text) TO service_role;
+
+--
+-- Name: FUNCTION metrics_snapshot(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.metrics_snapshot() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.metrics_snapshot() TO service_role;
+
+--
+-- Name: FUNCTION notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer) TO service_role;
+
+--
+-- Name: FUNCTION notice_webhook_from_outbox(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.notice_webhook_from_outbox() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.notice_webhook_from_outbox() TO service_role;
+
+--
+-- Name: FUNCTION notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) TO service_role;
 
 --
 -- Name: FUNCTION outbox_claim(p_limit integer, p_lease_seconds integer); Type: ACL; Schema: public; Owner: -
@@ -3171,6 +3384,20 @@ GRANT ALL ON SEQUENCE public.mail_outbox_id_seq TO service_role;
 --
 
 GRANT ALL ON TABLE public.mailbox_confirmations TO service_role;
+
+--
+-- Name: TABLE notice_webhooks; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.notice_webhooks TO service_role;
+
+--
+-- Name: SEQUENCE notice_webhooks_id_seq; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO anon;
+GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO authenticated;
+GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO service_role;
 
 --
 -- Name: TABLE server_notices; Type: ACL; Schema: public; Owner: -

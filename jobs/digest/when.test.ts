@@ -47,9 +47,9 @@ describe('comingWeeks', () => {
 describe('npm run new-recap', () => {
   it('says when the new week will be public and e-mailed, and warns of an e-mail before the page', async () => {
     const { whenLines } = await import('../../scripts/new-recap.ts');
-    expect(whenLines('2026-11-30', schedule)).toEqual(['It will be public Mon 30 Nov 09:00 UTC, e-mail 09:00 UTC.']);
+    expect(whenLines('2026-11-30', schedule)).toEqual(['It will be public Mon 30 Nov 2026 09:00 UTC, e-mail 09:00 UTC.']);
     const early = whenLines('2026-11-30', { ...schedule, cron: '0 8 * * 1' });
-    expect(early[1]).toMatch(/^warning: the e-mail would go out before the page is public: DIGEST_CRON "0 8 \* \* 1" runs at Mon 30 Nov 08:00 UTC/);
+    expect(early[1]).toMatch(/^warning: the e-mail would go out before the page is public: DIGEST_CRON "0 8 \* \* 1" runs at Mon 30 Nov 2026 08:00 UTC/);
   });
 });
 

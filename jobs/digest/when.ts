@@ -45,10 +45,11 @@ function* runsBetween(expression: string, timeZone: string, from: Date, until: D
   }
 }
 
-export function whenOf(recap: Pick<Recap, 'date' | 'publishAt'>, schedule: Schedule): WeekWhen {
+/** `year`: name the year in every date of the line and warning (new-recap's output, read months later). */
+export function whenOf(recap: Pick<Recap, 'date' | 'publishAt'>, schedule: Schedule, { year = false }: { year?: boolean } = {}): WeekWhen {
   const { timezone: timeZone } = schedule;
   const publicAt = publicationInstant(recap, timeZone);
-  const publicText = formatInstant(publicAt, timeZone, { year: false });
+  const publicText = formatInstant(publicAt, timeZone, { year });
   if (schedule.cron === 'off') {
     return { date: recap.date, publicAt, emailAt: null, line: `public ${publicText}, e-mail not scheduled here (DIGEST_CRON=off)`, warning: null };
   }
@@ -69,10 +70,10 @@ export function whenOf(recap: Pick<Recap, 'date' | 'publishAt'>, schedule: Sched
   }
   const sameDay = emailAt !== null && isoDateIn(emailAt, timeZone) === isoDateIn(publicAt, timeZone);
   const emailText = emailAt
-    ? `e-mail ${formatInstant(emailAt, timeZone, { year: false, day: !sameDay })}`
+    ? `e-mail ${formatInstant(emailAt, timeZone, { year, day: !sameDay })}`
     : `no scheduled e-mail (no run of DIGEST_CRON "${schedule.cron}" within the ${schedule.freshnessDays} days from its date; send it with npm run digest -- --recap ${recap.date})`;
   const warning = early
-    ? `the e-mail would go out before the page is public: DIGEST_CRON "${schedule.cron}" runs at ${formatInstant(early, timeZone, { year: false })}, before the page is public at ${formatInstant(publicAt, timeZone, { year: false, day: false })}, so that run finds this week hidden and sends nothing new${emailAt ? `; its e-mail waits until ${formatInstant(emailAt, timeZone, { year: false })}` : ''}. Set publishAt: '${early.toISOString()}' (or earlier) in content/recaps/${recap.date}.ts, or move DIGEST_CRON after ${formatInstant(publicAt, timeZone, { year: false, day: false })}.`
+    ? `the e-mail would go out before the page is public: DIGEST_CRON "${schedule.cron}" runs at ${formatInstant(early, timeZone, { year })}, before the page is public at ${formatInstant(publicAt, timeZone, { year, day: false })}, so that run finds this week hidden and sends nothing new${emailAt ? `; its e-mail waits until ${formatInstant(emailAt, timeZone, { year })}` : ''}. Set publishAt: '${early.toISOString()}' (or earlier) in content/recaps/${recap.date}.ts, or move DIGEST_CRON after ${formatInstant(publicAt, timeZone, { year, day: false })}.`
     : null;
   return { date: recap.date, publicAt, emailAt, line: `public ${publicText}, ${emailText}`, warning };
 }

@@ -7,6 +7,8 @@ import { digestLeaseStore } from './digest-lease.ts';
 import { engagementStore } from './engagement.ts';
 import { mailOutboxStore } from './mail-outbox.ts';
 import { mailboxKeyStore } from './mailbox-keys.ts';
+import { metricsStore } from './metrics.ts';
+import { noticeWebhookStore } from './notice-webhooks.ts';
 import { pendingSignupStore } from './pending-signups.ts';
 import { retentionStore } from './retention.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
@@ -41,6 +43,8 @@ export function storeOver({ call, backend, checkReady, close }: Backend): Store 
     ...mailOutboxStore(call),
     ...subscriberLinkStore(call),
     ...subscriberImportStore(call),
+    ...metricsStore(call),
+    ...noticeWebhookStore(call),
   };
   functionsOf.set(store, call);
   return store;

@@ -8,6 +8,8 @@ import type { ReportStore } from './report-types.ts';
 import type { RetentionStore } from './retention.ts';
 import type { EngagementStore } from './engagement.ts';
 import type { MailOutboxStore } from './mail-outbox.ts';
+import type { MetricsStore } from './metrics.ts';
+import type { NoticeWebhookStore } from './notice-webhooks.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
 import type { SubscriberImportStore } from './subscriber-import.ts';
 import type { SubscriberLinkStore } from './subscriber-links.ts';
@@ -317,7 +319,9 @@ export interface Store
     MailOutboxStore,
     ServerNoticeStore,
     SubscriberLinkStore,
-    SubscriberImportStore {}
+    SubscriberImportStore,
+    MetricsStore,
+    NoticeWebhookStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
