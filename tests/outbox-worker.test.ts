@@ -214,5 +214,24 @@ for (const backend of storeBackends) {
       expect(rig.fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(KEY) });
       await shaky.stop();
     });
+
+    it('changes nothing when a worker settles under a claim that ran out and another worker holds now', async () => {
+      const id = await rig.store.enqueueMail('operator', null, { to: 'op.stale@example.com', subject: '[Launched Weekly] test', text: 'hello' });
+      const claimOnly = async (lease: number, now?: Date) => {
+        const claimed = await rig.store.claimMail(100, lease, { now });
+        // Anything else due goes back as it was.
+        for (const other of claimed.filter((m) => m.id !== id)) await rig.store.settleMail(other, { state: 'retrying', error: 'not this test’s', retrySeconds: 0 });
+        return claimed.find((m) => m.id === id);
+      };
+      const stale = await claimOnly(1);
+      // Its 1 s lease is over: another worker claims the message.
+      const live = await claimOnly(30, new Date(Date.now() + 2_000));
+      expect(live).toBeDefined();
+      expect(live!.claim).not.toBe(stale!.claim);
+      expect(await rig.store.settleMail(stale!, { state: 'retrying', error: 'stale worker', retrySeconds: 0 })).toBe(false);
+      // The live claim still keeps every other worker off it.
+      expect(await claimOnly(30, new Date(Date.now() + 3_000))).toBeUndefined();
+      expect(await rig.store.settleMail(live!, { state: 'sent', providerId: 'p-live' })).toBe(true);
+    });
   });
 }
