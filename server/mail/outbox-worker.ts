@@ -39,14 +39,6 @@ export const OUTBOX_DEFAULTS = {
   retryMaxSeconds: 120,
 };
 
-/**
- * The longest wait between two tries of one message. A message whose try had no answer may be
- * tried again only while the provider still holds its key (24 h from its first try, less one
- * lease): the longest wait leaves room for several such tries, so one slow answer never turns
- * into an unknown message by waiting alone.
- */
-export const OUTBOX_RETRY_MAX_LIMIT_SECONDS = 6 * 60 * 60;
-
 export interface OutboxLog {
   info(line: string): void;
   warn(line: string): void;
