@@ -31,8 +31,8 @@ function replicas(rig: StoreAndProvider, clock: ManualClock, warnings: string[])
       compose,
       log: { info: () => {}, warn: (line) => warnings.push(line) },
       pollSeconds: 1800,
-      retryFirstSeconds: 60,
-      retryMaxSeconds: 1800,
+      retryFirstSeconds: 600,
+      retryMaxSeconds: 21_600,
       operatorEmail: OPERATOR,
       clock,
     }),
@@ -74,8 +74,8 @@ for (const backend of storeBackends) {
         expect(html).toMatch(/<p id="mail-held" class="over"><b>Held:<\/b> every e-mail waits, none is failed, since .* because the plan&#x27;s daily or monthly sending quota is used up/);
 
         rig.fake.senderRefusal = null;
-        await clock.advance(HOUR);
-        await clock.advance(HOUR);
+        // The longest pause (six hours) and a poll.
+        await clock.advance(7 * HOUR);
         expect(readers.map((email) => confirmations(email).length)).toEqual(readers.map(() => 1));
         // The first ones waited past the provider's 24 hours: they went out under a fresh key.
         expect(confirmations(readers[0]!)[0]!.idempotencyKey).toMatch(/^outbox\/[0-9a-f-]{36}\/2$/);

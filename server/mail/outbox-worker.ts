@@ -232,7 +232,12 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const claimedAt = clock.now();
     const rows = await store.claimMail(batchSize, lease, { now: claimedAt, keySeconds });
     if (rows.length === 0) return { settled: 0, more: false };
-    const mailer = await options.mailer();
+    const mailer = await options.mailer().catch(async (error: unknown) => {
+      // Nothing went out: hand the claims back as surely unsent, rather than let their leases run
+      // out, which would count them as tries of unknown outcome.
+      for (const row of rows) await store.settleMail(row, { state: 'retrying', error: 'handed back unsent: no mailer', retrySeconds: 0 }, clock.now());
+      throw error;
+    });
     const sendBy = claimedAt.getTime() + lease * 750;
     let settled = 0;
     let anySent = false;
