@@ -14,6 +14,7 @@ import type { SignupRequest } from '../server/store/types.ts';
 import { subscriberMail } from '../server/mail/subscriber-mail.ts';
 import { storeBackends } from './support/store-backends.ts';
 import { useStoreAndProvider, type StoreAndProvider } from './support/store-and-provider.ts';
+import { htmlErrors, htmlValidatorAvailable } from './support/validate-html.ts';
 
 const SECRET = 'outbox-refused-secret-0123456789abcdef0123456789';
 const OPERATOR = 'operator@launched.test';
@@ -72,6 +73,7 @@ for (const backend of storeBackends) {
         expect(headlineFigures(data)).toContainEqual(expect.stringMatching(/^Mail held since .* UTC: the plan's daily or monthly sending quota is used up \(monthly_quota_exceeded/));
         const html = await renderReportHtml(data);
         expect(html).toMatch(/<p id="mail-held" class="over"><b>Held:<\/b> every e-mail waits, none is failed, since .* because the plan&#x27;s daily or monthly sending quota is used up/);
+        if (htmlValidatorAvailable && backend.name === 'pglite') expect(await htmlErrors(html)).toEqual([]);
 
         rig.fake.senderRefusal = null;
         // The longest pause (six hours) and a poll.

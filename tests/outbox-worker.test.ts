@@ -71,7 +71,7 @@ for (const backend of storeBackends) {
       for (const m of reclaimed) await rig.store.settleMail(m, { state: 'cancelled', error: 'test clean-up' });
     });
 
-    it('retries through a provider outage and sends exactly one copy under the key outbox/<id> when it is back', async () => {
+    it('retries through a provider outage and sends exactly one copy under the message’s own key when it is back', async () => {
       const { subscriberId } = await rig.store.signUp(double('outage@example.com'));
       rig.fake.outage = true;
       const delivering = worker();
