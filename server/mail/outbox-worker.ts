@@ -202,6 +202,54 @@ class SenderHold {
   }
 }
 
+interface Pass {
+  batchSize: number;
+  /** How long a key may be used from its first try. */
+  keySeconds: number;
+  mailer: () => Promise<Mailer>;
+  hold: SenderHold;
+}
+
+/**
+ * Claims up to a batch of due messages and tries each; `more` when a full batch went through and
+ * more may be due. After a refusal of the sender, past three quarters of the lease, or when
+ * stopping, the rest of the batch goes back untried.
+ */
+async function deliverBatch(ctx: Delivery, { batchSize, keySeconds, mailer: makeMailer, hold }: Pass): Promise<{ settled: number; more: boolean }> {
+  const { store, clock, signal } = ctx;
+  const claimedAt = clock.now();
+  const rows = await store.claimMail(batchSize, ctx.leaseSeconds, { now: claimedAt, keySeconds });
+  if (rows.length === 0) return { settled: 0, more: false };
+  const mailer = await makeMailer().catch(async (error: unknown) => {
+    // Nothing went out: hand the claims back as surely unsent, rather than let their leases run
+    // out, which would count them as tries of unknown outcome.
+    for (const row of rows) await store.settleMail(row, { state: 'retrying', error: 'handed back unsent: no mailer', retrySeconds: 0 }, clock.now());
+    throw error;
+  });
+  const sendBy = claimedAt.getTime() + ctx.leaseSeconds * 750;
+  let settled = 0;
+  let anySent = false;
+  let heldSeconds: number | null = null;
+  for (const row of rows) {
+    if (heldSeconds !== null || signal.aborted || clock.now().getTime() > sendBy) {
+      const error = heldSeconds !== null ? 'held: the provider refused the sender' : 'handed back unsent';
+      await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds ?? 0 }, clock.now());
+      continue;
+    }
+    const tried = await deliver(ctx, row, mailer, sendBy);
+    if (tried.refusedSender === null) {
+      anySent ||= tried.sent;
+      settled++;
+      continue;
+    }
+    heldSeconds = await hold.refused(tried.refusedSender);
+    const error = `held: the provider refused the sender: ${tried.refusedSender}`;
+    await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds, uncertain: tried.uncertain }, clock.now());
+  }
+  if (anySent) await hold.accepted();
+  return { settled, more: rows.length === batchSize && heldSeconds === null && !signal.aborted };
+}
+
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const { store, log } = options;
   const poll = (options.pollSeconds ?? OUTBOX_DEFAULTS.pollSeconds) * 1000;
@@ -222,46 +270,11 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     clock,
     signal: stopping.signal,
   };
-  const hold = new SenderHold(ctx, options.operatorEmail);
+  const batch: Pass = { batchSize, keySeconds, mailer: options.mailer, hold: new SenderHold(ctx, options.operatorEmail) };
   let timer: TimerHandle | null = null;
   let running: Promise<number> | null = null;
   let again = false;
   let polling = false;
-
-  async function pass(): Promise<{ settled: number; more: boolean }> {
-    const claimedAt = clock.now();
-    const rows = await store.claimMail(batchSize, lease, { now: claimedAt, keySeconds });
-    if (rows.length === 0) return { settled: 0, more: false };
-    const mailer = await options.mailer().catch(async (error: unknown) => {
-      // Nothing went out: hand the claims back as surely unsent, rather than let their leases run
-      // out, which would count them as tries of unknown outcome.
-      for (const row of rows) await store.settleMail(row, { state: 'retrying', error: 'handed back unsent: no mailer', retrySeconds: 0 }, clock.now());
-      throw error;
-    });
-    const sendBy = claimedAt.getTime() + lease * 750;
-    let settled = 0;
-    let anySent = false;
-    let heldSeconds: number | null = null;
-    for (const row of rows) {
-      // The sender refused, past three quarters of the lease, or stopping: the rest go back untried.
-      if (heldSeconds !== null || stopping.signal.aborted || clock.now().getTime() > sendBy) {
-        const error = heldSeconds !== null ? 'held: the provider refused the sender' : 'handed back unsent';
-        await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds ?? 0 }, clock.now());
-        continue;
-      }
-      const tried = await deliver(ctx, row, mailer, sendBy);
-      if (tried.refusedSender === null) {
-        anySent ||= tried.sent;
-        settled++;
-        continue;
-      }
-      heldSeconds = await hold.refused(tried.refusedSender);
-      const error = `held: the provider refused the sender: ${tried.refusedSender}`;
-      await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds, uncertain: tried.uncertain }, clock.now());
-    }
-    if (anySent) await hold.accepted();
-    return { settled, more: rows.length === batchSize && heldSeconds === null && !stopping.signal.aborted };
-  }
 
   function deliverDue(): Promise<number> {
     if (running) {
@@ -273,7 +286,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       try {
         do {
           again = false;
-          const { settled, more } = await pass();
+          const { settled, more } = await deliverBatch(ctx, batch);
           total += settled;
           again ||= more;
         } while (again && !stopping.signal.aborted);
