@@ -738,9 +738,11 @@ CREATE FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_
       m.uncertain or m.claim_token is not null as uncertain,
       m.key_since is not null and m.key_since <= clock.at - make_interval(secs => p_key_seconds) as key_old
     from public.mail_outbox m, clock
-    -- A message queued a moment ago on the database's own clock is due though the worker's clock
-    -- (another host's) may lag it a little.
-    where m.state in ('queued', 'retrying') and m.next_attempt_at <= greatest(clock.at, now())
+    -- A message never tried is due from when it was queued, on the database's own clock (its
+    -- queueing functions know no other), however the worker's clock (another host's, or a test's)
+    -- stands; its retries then wait on the worker's clock, which set them.
+    where m.state in ('queued', 'retrying')
+      and (m.next_attempt_at <= clock.at or (m.attempts = 0 and m.next_attempt_at <= now()))
       and (m.lease_until is null or m.lease_until < clock.at)
     order by m.next_attempt_at, m.id
     limit p_limit

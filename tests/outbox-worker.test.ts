@@ -148,6 +148,29 @@ for (const backend of storeBackends) {
       }
     });
 
+    it('tries a new message at once whatever the worker’s clock says, and waits its retries out on that clock', async () => {
+      // A clock a year behind the database's, as a simulation starting on a past Monday has.
+      const clock = createManualClock(new Date(Date.now() - 365 * 24 * 60 * 60_000));
+      const behind = createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 60, retryMaxSeconds: 60, leaseSeconds: 30, clock });
+      try {
+        await rig.store.signUp(double('past.clock@example.com'));
+        rig.fake.outage = true;
+        const outages = () => rig.fake.requests.filter((r) => r.kind === 'outage').length;
+        await behind.deliverDue();
+        const tried = outages();
+        expect(tried).toBeGreaterThan(0);
+        rig.fake.outage = false;
+        await behind.deliverDue();
+        expect(to('past.clock@example.com', 'confirmation')).toEqual([]);
+        await clock.advance(61_000);
+        await behind.deliverDue();
+        expect(to('past.clock@example.com', 'confirmation')).toHaveLength(1);
+      } finally {
+        rig.fake.outage = false;
+        await behind.stop();
+      }
+    });
+
     it('fails a message the provider refuses and gives the mailbox’s throttle back, so another spelling of the same mailbox can be confirmed', async () => {
       const mailbox = ['mailbox-hash-of-late-two'];
       const first = await rig.store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
