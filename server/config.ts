@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { validate as isCronExpression } from 'node-cron';
 import * as z from 'zod';
 import { groupDigits } from '../content/text.ts';
+import { lockPathProblem } from './store/owner-lock.ts';
 
 const optionalText = z
   .string()
@@ -101,7 +102,11 @@ const envSchema = z.object({
   OUTBOX_POLL_SECONDS: duration('seconds', 0.1, 3600, 5),
   // A claim longer than an hour would keep a message from its retries for that long after a crash.
   OUTBOX_LEASE_SECONDS: duration('seconds', 1, 3600, 60, { int: true }),
-  OUTBOX_RETRY_MAX_SECONDS: duration('seconds', 0.1, 86_400, 120),
+  // The provider keeps a message's idempotency key for 24 hours from its first try; a message whose
+  // try had no answer may be tried again only within them. Six hours at most between tries, plus
+  // at most an hour of poll and an hour of lease, leaves every such message at least two more
+  // tries on the same key before it would have to be settled unknown.
+  OUTBOX_RETRY_MAX_SECONDS: duration('seconds', 0.1, 21_600, 120),
   OPERATOR_EMAIL: optionalText.refine((v) => v === undefined || /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(v), 'must be an e-mail address, e.g. you@example.com'),
   DIGEST_RESUME_FIRST_SECONDS: duration('seconds', 0.1, 86_400, 60),
   DIGEST_RESUME_MAX_SECONDS: duration('seconds', 0.1, 86_400, 1800),
@@ -222,6 +227,10 @@ export async function parseConfig(
   if (env.DATABASE_URL) store = { kind: 'postgres', url: env.DATABASE_URL };
   else if (supabaseSet === 3) {
     store = { kind: 'supabase', url: env.SUPABASE_URL!, anonKey: env.SUPABASE_ANON_KEY!, serviceRoleKey: env.SUPABASE_SERVICE_ROLE_KEY! };
+  }
+  if (store.kind === 'pglite') {
+    const tooLong = lockPathProblem(dataDir);
+    if (tooLong) problems.push(`DATA_DIR: ${tooLong}`);
   }
 
   if (production) {

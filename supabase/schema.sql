@@ -853,29 +853,47 @@ end
 $$;
 
 --
--- Name: outbox_claim(integer, integer); Type: FUNCTION; Schema: public; Owner: -
+-- Name: outbox_claim(integer, integer, integer, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer) RETURNS jsonb
+CREATE FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_key_seconds integer, p_now timestamp with time zone) RETURNS jsonb
     LANGUAGE sql
     SET search_path TO ''
     AS $$
-  with due as (
-    select m.id from public.mail_outbox m
-    where m.state in ('queued', 'retrying') and m.next_attempt_at <= now()
-      and (m.lease_until is null or m.lease_until < now())
+  with clock as (
+    select coalesce(p_now, now()) as at
+  ), due as (
+    select m.id,
+      -- A claim never settled (its worker died or lost the database): its try may have gone out.
+      m.uncertain or m.claim_token is not null as uncertain,
+      m.key_since is not null and m.key_since <= clock.at - make_interval(secs => p_key_seconds) as key_old
+    from public.mail_outbox m, clock
+    -- A message never tried is due from when it was queued, on the database's own clock (its
+    -- queueing functions know no other), however the worker's clock (another host's, or a test's)
+    -- stands; its retries then wait on the worker's clock, which set them.
+    where m.state in ('queued', 'retrying')
+      and (m.next_attempt_at <= clock.at or (m.attempts = 0 and m.next_attempt_at <= now()))
+      and (m.lease_until is null or m.lease_until < clock.at)
     order by m.next_attempt_at, m.id
     limit p_limit
-    for update skip locked
+    for update of m skip locked
   ), claimed as (
     update public.mail_outbox m
-      set lease_until = now() + make_interval(secs => p_lease_seconds), attempts = m.attempts + 1
-      from due where m.id = due.id
-      returning m.id, m.kind, m.subscriber_id, m.payload, m.attempts, m.created_at
+      set lease_until = clock.at + make_interval(secs => p_lease_seconds),
+          attempts = m.attempts + 1,
+          claim_token = gen_random_uuid(),
+          uncertain = due.uncertain,
+          key_generation = case when due.key_old and not due.uncertain then m.key_generation + 1 else m.key_generation end,
+          key_since = case when m.key_since is null or (due.key_old and not due.uncertain) then clock.at else m.key_since end
+      from due, clock where m.id = due.id
+      returning m.id, m.kind, m.subscriber_id, m.payload, m.attempts, m.created_at, m.claim_token, m.key_id,
+        m.key_generation, m.uncertain, due.key_old and due.uncertain as key_expired
   )
   select coalesce(jsonb_agg(jsonb_build_object(
     'id', c.id, 'kind', c.kind, 'subscriber_id', c.subscriber_id, 'payload', c.payload,
-    'attempts', c.attempts, 'created_at', c.created_at, 'email', e.email, 'status', e.status
+    'attempts', c.attempts, 'created_at', c.created_at, 'email', e.email, 'status', e.status,
+    'claim', c.claim_token, 'key', 'outbox/' || c.key_id::text || '/' || c.key_generation::text,
+    'uncertain', c.uncertain, 'key_expired', c.key_expired
   ) order by c.id), '[]'::jsonb)
   from claimed c left join public.email_signups e on e.id::text = c.subscriber_id;
 $$;
@@ -914,6 +932,32 @@ end
 $$;
 
 --
+-- Name: outbox_hold_sender(text, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_at timestamptz := coalesce(p_now, now());
+  v_cause text;
+begin
+  insert into public.mail_sender_hold (cause, reason, since, last_refused_at)
+    values (p_cause, left(p_reason, 500), v_at, v_at)
+    on conflict (singleton) do nothing;
+  if found then
+    return true;
+  end if;
+  select h.cause into v_cause from public.mail_sender_hold h for update;
+  update public.mail_sender_hold h
+    set reason = left(p_reason, 500), last_refused_at = v_at, cause = p_cause,
+        since = case when h.cause = p_cause then h.since else v_at end;
+  return v_cause is distinct from p_cause;
+end
+$$;
+
+--
 -- Name: outbox_recent(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -935,15 +979,28 @@ CREATE FUNCTION public.outbox_recent(p_days integer) RETURNS jsonb
     'failures', coalesce((
       select jsonb_agg(jsonb_build_object('id', f.id, 'kind', f.kind, 'state', f.state, 'created_at', f.created_at, 'attempts', f.attempts, 'last_error', f.last_error) order by f.created_at desc)
       from (select * from recent where state in ('failed', 'retrying', 'unknown') order by created_at desc limit 10) f
-    ), '[]'::jsonb)
+    ), '[]'::jsonb),
+    'hold', (select jsonb_build_object('cause', h.cause, 'reason', h.reason, 'since', h.since, 'last_refused_at', h.last_refused_at) from public.mail_sender_hold h)
   );
 $$;
 
 --
--- Name: outbox_settle(bigint, text, text, integer, text); Type: FUNCTION; Schema: public; Owner: -
+-- Name: outbox_release_sender(); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.outbox_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer, p_provider_id text) RETURNS boolean
+CREATE FUNCTION public.outbox_release_sender() RETURNS jsonb
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with released as (delete from public.mail_sender_hold returning cause, reason, since)
+  select to_jsonb(r) from released r;
+$$;
+
+--
+-- Name: outbox_settle(bigint, uuid, text, text, integer, text, boolean, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $_$
@@ -952,6 +1009,7 @@ declare
   v_subscriber text;
   v_created timestamptz;
   v_released integer;
+  v_at timestamptz := coalesce(p_now, now());
 begin
   if p_state not in ('sent', 'retrying', 'failed', 'cancelled', 'unknown') then
     raise exception 'outbox state must be sent, retrying, failed, cancelled or unknown, not %', p_state using errcode = '22023';
@@ -959,11 +1017,13 @@ begin
   update public.mail_outbox m
     set state = p_state,
         lease_until = null,
+        claim_token = null,
+        uncertain = m.uncertain or coalesce(p_uncertain, false),
         last_error = case when p_state = 'sent' then m.last_error else p_error end,
         provider_id = case when p_state = 'sent' then p_provider_id else m.provider_id end,
-        next_attempt_at = case when p_state = 'retrying' then now() + make_interval(secs => greatest(0, coalesce(p_retry_seconds, 0))) else m.next_attempt_at end,
-        settled_at = case when p_state = 'retrying' then null else now() end
-    where m.id = p_id and m.state in ('queued', 'retrying')
+        next_attempt_at = case when p_state = 'retrying' then v_at + make_interval(secs => greatest(0, coalesce(p_retry_seconds, 0))) else m.next_attempt_at end,
+        settled_at = case when p_state = 'retrying' then null else v_at end
+    where m.id = p_id and m.claim_token = p_claim and m.state in ('queued', 'retrying')
     returning m.kind, m.subscriber_id, m.created_at into v_kind, v_subscriber, v_created;
   if v_kind is null then
     return false;
@@ -2038,6 +2098,11 @@ CREATE TABLE public.mail_outbox (
     provider_id text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     settled_at timestamp with time zone,
+    key_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    key_generation integer DEFAULT 1 NOT NULL,
+    key_since timestamp with time zone,
+    uncertain boolean DEFAULT false NOT NULL,
+    claim_token uuid,
     CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['confirm'::text, 'welcome'::text, 'operator'::text, 'link'::text]))),
     CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'retrying'::text, 'sent'::text, 'failed'::text, 'cancelled'::text, 'unknown'::text])))
 );
@@ -2053,6 +2118,20 @@ ALTER TABLE public.mail_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY 
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: mail_sender_hold; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mail_sender_hold (
+    singleton boolean DEFAULT true NOT NULL,
+    cause text NOT NULL,
+    reason text NOT NULL,
+    since timestamp with time zone NOT NULL,
+    last_refused_at timestamp with time zone NOT NULL,
+    CONSTRAINT mail_sender_hold_cause_check CHECK ((cause = ANY (ARRAY['key'::text, 'quota'::text]))),
+    CONSTRAINT mail_sender_hold_singleton_check CHECK (singleton)
 );
 
 --
@@ -2307,6 +2386,13 @@ ALTER TABLE ONLY public.link_clicks
 
 ALTER TABLE ONLY public.mail_outbox
     ADD CONSTRAINT mail_outbox_pkey PRIMARY KEY (id);
+
+--
+-- Name: mail_sender_hold mail_sender_hold_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.mail_sender_hold
+    ADD CONSTRAINT mail_sender_hold_pkey PRIMARY KEY (singleton);
 
 --
 -- Name: mailbox_confirmations mailbox_confirmations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2690,6 +2776,12 @@ ALTER TABLE public.link_clicks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.mail_outbox ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: mail_sender_hold; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.mail_sender_hold ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: mailbox_confirmations; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3015,11 +3107,11 @@ REVOKE ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p
 GRANT ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) TO service_role;
 
 --
--- Name: FUNCTION outbox_claim(p_limit integer, p_lease_seconds integer); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION outbox_claim(p_limit integer, p_lease_seconds integer, p_key_seconds integer, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer) TO service_role;
+REVOKE ALL ON FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_key_seconds integer, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_key_seconds integer, p_now timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION outbox_enqueue(p_kind text, p_subscriber_id text, p_payload jsonb); Type: ACL; Schema: public; Owner: -
@@ -3036,6 +3128,13 @@ REVOKE ALL ON FUNCTION public.outbox_from_signup() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.outbox_from_signup() TO service_role;
 
 --
+-- Name: FUNCTION outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION outbox_recent(p_days integer); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3043,11 +3142,18 @@ REVOKE ALL ON FUNCTION public.outbox_recent(p_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.outbox_recent(p_days integer) TO service_role;
 
 --
--- Name: FUNCTION outbox_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer, p_provider_id text); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION outbox_release_sender(); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.outbox_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer, p_provider_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.outbox_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer, p_provider_id text) TO service_role;
+REVOKE ALL ON FUNCTION public.outbox_release_sender() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.outbox_release_sender() TO service_role;
+
+--
+-- Name: FUNCTION outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION prune_pending_subscribers(p_days integer); Type: ACL; Schema: public; Owner: -
@@ -3378,6 +3484,12 @@ GRANT ALL ON TABLE public.mail_outbox TO service_role;
 GRANT ALL ON SEQUENCE public.mail_outbox_id_seq TO anon;
 GRANT ALL ON SEQUENCE public.mail_outbox_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.mail_outbox_id_seq TO service_role;
+
+--
+-- Name: TABLE mail_sender_hold; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.mail_sender_hold TO service_role;
 
 --
 -- Name: TABLE mailbox_confirmations; Type: ACL; Schema: public; Owner: -

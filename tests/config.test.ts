@@ -61,7 +61,9 @@ describe('one line per bad value: variable, what it must be, an example', () => 
     ['OUTBOX_POLL_SECONDS', '3000000', /^OUTBOX_POLL_SECONDS: must be a number of seconds from 0\.1 to 3,600, e\.g\. 5$/],
     ['OUTBOX_POLL_SECONDS', '0', /^OUTBOX_POLL_SECONDS: must be a number of seconds from 0\.1 to 3,600/],
     ['OUTBOX_LEASE_SECONDS', '90000', /^OUTBOX_LEASE_SECONDS: must be a number of seconds from 1 to 3,600, e\.g\. 60$/],
-    ['OUTBOX_RETRY_MAX_SECONDS', '3000000', /^OUTBOX_RETRY_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 120$/],
+    ['OUTBOX_RETRY_MAX_SECONDS', '3000000', /^OUTBOX_RETRY_MAX_SECONDS: must be a number of seconds from 0\.1 to 21,600, e\.g\. 120$/],
+    // A wait of a day would outlast the provider's memory of the key a message is retried under.
+    ['OUTBOX_RETRY_MAX_SECONDS', '86400', /^OUTBOX_RETRY_MAX_SECONDS: must be a number of seconds from 0\.1 to 21,600, e\.g\. 120$/],
     ['DIGEST_RESUME_FIRST_SECONDS', '86401', /^DIGEST_RESUME_FIRST_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 60$/],
     ['DIGEST_RESUME_MAX_SECONDS', '2147484', /^DIGEST_RESUME_MAX_SECONDS: must be a number of seconds from 0\.1 to 86,400, e\.g\. 1800$/],
     // At least the week the report's outbox section reads, so a prune never changes it.

@@ -59,7 +59,7 @@ for (const backend of storeBackends) {
       // Try 2, once its pause is over: other content under the same key.
       await sleep(1_200);
       await worker.deliverDue();
-      expect(rig.fake.requests.at(-1)).toMatchObject({ status: 409, kind: 'idempotency-conflict', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
+      expect(rig.fake.requests.at(-1)).toMatchObject({ status: 409, kind: 'idempotency-conflict', idempotencyKey: expect.stringMatching(/^outbox\/[0-9a-f-]{36}\/1$/) });
       const summary = await rig.store.outboxSummary(7);
       expect(summary).toMatchObject({ queued: 0, retrying: 0, failed: 0, sent: 0, unknown: 1 });
       expect(summary.failures).toHaveLength(1);

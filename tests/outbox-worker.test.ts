@@ -1,13 +1,15 @@
 // The durable outbox on every store backend (PGlite, PostgreSQL, Supabase over REST): rows are
 // written with the change that promises them, claims never overlap, a killed worker's claim comes
 // back after its lease, the provider's outage means retries with back-off and exactly one copy, a
-// message older than 24 hours fails and gives its confirmation throttle back, and the summary
-// the report and --history show counts it all.
+// message refused outright keeps waiting past the provider's 24-hour key life on a fresh key, one
+// whose try had no answer becomes unknown then instead of risking a copy, a refused message fails
+// and gives its confirmation throttle back, and the summary the report and --history show counts it all.
 import { describe, expect, it } from 'vitest';
-import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, OUTBOX_MAX_AGE_MS, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
-import type { OutboxSettlement } from '../server/store/mail-outbox.ts';
+import { createOutboxWorker, OUTBOX_DEFAULTS, OUTBOX_DELIVERY_POLICY, retryDelaySeconds } from '../server/mail/outbox-worker.ts';
+import type { ClaimOptions, ClaimedRef, OutboxSettlement } from '../server/store/mail-outbox.ts';
 import { StoreUnavailableError, type SignupRequest } from '../server/store/types.ts';
 import { subscriberMail } from '../server/mail/subscriber-mail.ts';
+import { createManualClock } from '../server/clock.ts';
 import { recaps } from '../content/index.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
 import { headlineFigures, renderReportHtml } from '../jobs/report/render.tsx';
@@ -17,6 +19,7 @@ import { useStoreAndProvider } from './support/store-and-provider.ts';
 const SECRET = 'outbox-worker-secret-0123456789abcdef0123456789';
 const compose = subscriberMail({ siteUrl: 'https://launched.test', secret: SECRET });
 const quiet = { info: () => {}, warn: () => {} };
+const KEY = /^outbox\/[0-9a-f-]{36}\/1$/;
 const double = (email: string): SignupRequest => ({ email, source: '/', mode: 'double', networkHash: null, addressHashes: [] });
 
 describe('the outbox back-off', () => {
@@ -36,7 +39,7 @@ for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`The mail outbox on ${backend.name}`, () => {
     const rig = useStoreAndProvider(backend);
 
-    const worker = (now = Date.now) => createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 1, retryMaxSeconds: 1, leaseSeconds: 30, now });
+    const worker = () => createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 1, retryMaxSeconds: 1, leaseSeconds: 30 });
     const to = (email: string, kind: string) => rig.fake.messages.filter((m) => m.to.includes(email) && m.tags.some((t) => t.name === 'kind' && t.value === kind));
 
     it('queues a confirmation with the signup that claims its throttle, and nothing for a throttled repeat', async () => {
@@ -47,11 +50,11 @@ for (const backend of storeBackends) {
       expect(claimed).toEqual([expect.objectContaining({ kind: 'confirm', subscriberId: first.subscriberId, email: 'queued@example.com', status: 'pending', attempts: 1 })]);
       // Leased: a second worker finds nothing until the lease ends or the message is settled.
       expect(await rig.store.claimMail(10, 30)).toEqual([]);
-      expect(await rig.store.settleMail(claimed[0]!.id, { state: 'retrying', error: 'test', retrySeconds: 0 })).toBe(true);
+      expect(await rig.store.settleMail(claimed[0]!, { state: 'retrying', error: 'test', retrySeconds: 0 })).toBe(true);
       const again = await rig.store.claimMail(10, 30);
       expect(again.map((m) => [m.id, m.attempts])).toEqual([[claimed[0]!.id, 2]]);
-      expect(await rig.store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(true);
-      expect(await rig.store.settleMail(again[0]!.id, { state: 'sent', providerId: 'p-1' })).toBe(false);
+      expect(await rig.store.settleMail(again[0]!, { state: 'sent', providerId: 'p-1' })).toBe(true);
+      expect(await rig.store.settleMail(again[0]!, { state: 'sent', providerId: 'p-1' })).toBe(false);
     });
 
     it('never gives one message to two workers claiming at once, and gives a killed worker’s claim back after its lease', async () => {
@@ -65,10 +68,10 @@ for (const backend of storeBackends) {
       await new Promise((resolve) => setTimeout(resolve, 2_100));
       const reclaimed = await rig.store.claimMail(10, 30);
       expect(reclaimed.map((m) => m.id).sort()).toEqual([...ids].sort());
-      for (const m of reclaimed) await rig.store.settleMail(m.id, { state: 'cancelled', error: 'test clean-up' });
+      for (const m of reclaimed) await rig.store.settleMail(m, { state: 'cancelled', error: 'test clean-up' });
     });
 
-    it('retries through a provider outage and sends exactly one copy under the key outbox/<id> when it is back', async () => {
+    it('retries through a provider outage and sends exactly one copy under the message’s own key when it is back', async () => {
       const { subscriberId } = await rig.store.signUp(double('outage@example.com'));
       rig.fake.outage = true;
       const delivering = worker();
@@ -86,35 +89,97 @@ for (const backend of storeBackends) {
       expect(await delivering.deliverDue()).toBe(1);
       const sent = to('outage@example.com', 'confirmation');
       expect(sent).toHaveLength(1);
-      expect(sent[0]!.idempotencyKey).toMatch(/^outbox\/\d+$/);
+      expect(sent[0]!.idempotencyKey).toMatch(KEY);
       expect(sent[0]!.text).toContain('https://launched.test/confirm?token=');
       expect(await delivering.deliverDue()).toBe(0);
       await delivering.stop();
       expect((await rig.store.findSubscriber(subscriberId))?.status).toBe('pending');
     });
 
-    it('fails a message it could not deliver within 24 hours and gives the confirmation throttle back', async () => {
-      const { subscriberId } = await rig.store.signUp(double('late@example.com'));
-      const tomorrow = worker(() => Date.now() + OUTBOX_MAX_AGE_MS);
-      await tomorrow.deliverDue();
-      expect(to('late@example.com', 'confirmation')).toEqual([]);
-      const summary = await rig.store.outboxSummary(7);
-      expect(summary.failed).toBeGreaterThanOrEqual(1);
-      expect(summary.failures.find((f) => f.lastError?.includes('24 hours'))).toBeDefined();
-      // The throttle is back: the reader's next signup queues (and sends) a confirmation.
-      const next = await rig.store.signUp(double('late@example.com'));
-      expect(next).toEqual({ subscriberId, outcome: 'send_confirmation' });
-      await worker().deliverDue();
-      expect(to('late@example.com', 'confirmation')).toHaveLength(1);
+    it('keeps a message whose tries were all refused outright past 24 hours, on a fresh key, and sends it once', async () => {
+      const clock = createManualClock(new Date());
+      rig.fake.clock = () => clock.now().getTime();
+      const later = createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 60, retryMaxSeconds: 3600, leaseSeconds: 30, clock });
+      try {
+        await rig.store.signUp(double('late@example.com'));
+        rig.fake.outage = true;
+        for (let hour = 0; hour < 30; hour += 1) {
+          await later.deliverDue();
+          await clock.advance(60 * 60_000);
+        }
+        rig.fake.outage = false;
+        await later.deliverDue();
+        const sent = to('late@example.com', 'confirmation');
+        expect(sent).toHaveLength(1);
+        // A second generation of the key: the first one's day was over.
+        expect(sent[0]!.idempotencyKey).toMatch(/^outbox\/[0-9a-f-]{36}\/2$/);
+        const summary = await rig.store.outboxSummary(7);
+        expect(summary.failures.filter((f) => f.state === 'failed' && f.kind === 'confirm')).toEqual([]);
+      } finally {
+        rig.fake.outage = false;
+        rig.fake.clock = Date.now;
+        await later.stop();
+      }
     });
 
-    it('gives back the mailbox’s throttle too, so another spelling of the same mailbox can be confirmed after a failure', async () => {
+    it('settles as unknown, never tried again, a message whose try had no answer once the provider has forgotten its key', async () => {
+      const clock = createManualClock(new Date());
+      rig.fake.clock = () => clock.now().getTime();
+      const warnings: string[] = [];
+      const later = createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: { info: () => {}, warn: (line) => warnings.push(line) }, retryFirstSeconds: 23 * 3600, retryMaxSeconds: 23 * 3600, leaseSeconds: 2, clock });
+      try {
+        await rig.store.signUp(double('lost.answer@example.com'));
+        rig.fake.hang = 1;
+        await later.deliverDue();
+        expect(to('lost.answer@example.com', 'confirmation')).toHaveLength(1);
+        const requests = rig.fake.requests.length;
+        await clock.advance(24 * 60 * 60_000);
+        await later.deliverDue();
+        expect(rig.fake.requests).toHaveLength(requests);
+        expect(to('lost.answer@example.com', 'confirmation')).toHaveLength(1);
+        const summary = await rig.store.outboxSummary(7);
+        expect(summary.failures.find((f) => f.kind === 'confirm' && f.state === 'unknown')?.lastError).toMatch(/forgets its key after 24 hours/);
+        expect(warnings.some((line) => /confirm #\d+ unknown: not tried again/.test(line))).toBe(true);
+        // The reader very likely has it: the throttle is kept.
+        expect((await rig.store.signUp(double('lost.answer@example.com'))).outcome).toBe('nothing_to_send');
+      } finally {
+        rig.fake.clock = Date.now;
+        await later.stop();
+      }
+    });
+
+    it('tries a new message at once whatever the worker’s clock says, and waits its retries out on that clock', async () => {
+      // A clock a year behind the database's, as a simulation starting on a past Monday has.
+      const clock = createManualClock(new Date(Date.now() - 365 * 24 * 60 * 60_000));
+      const behind = createOutboxWorker({ store: rig.store, mailer: async () => rig.mailer, compose, log: quiet, retryFirstSeconds: 60, retryMaxSeconds: 60, leaseSeconds: 30, clock });
+      try {
+        await rig.store.signUp(double('past.clock@example.com'));
+        rig.fake.outage = true;
+        const outages = () => rig.fake.requests.filter((r) => r.kind === 'outage').length;
+        await behind.deliverDue();
+        const tried = outages();
+        expect(tried).toBeGreaterThan(0);
+        rig.fake.outage = false;
+        await behind.deliverDue();
+        expect(to('past.clock@example.com', 'confirmation')).toEqual([]);
+        await clock.advance(61_000);
+        await behind.deliverDue();
+        expect(to('past.clock@example.com', 'confirmation')).toHaveLength(1);
+      } finally {
+        rig.fake.outage = false;
+        await behind.stop();
+      }
+    });
+
+    it('fails a message the provider refuses and gives the mailbox’s throttle back, so another spelling of the same mailbox can be confirmed', async () => {
       const mailbox = ['mailbox-hash-of-late-two'];
       const first = await rig.store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
       expect(first.outcome).toBe('send_confirmation');
       // Another spelling of the same mailbox is throttled while the first one's confirmation is owed.
       expect((await rig.store.signUp({ ...double('late.two+news@example.com'), addressHashes: mailbox })).outcome).toBe('nothing_to_send');
-      await worker(() => Date.now() + OUTBOX_MAX_AGE_MS).deliverDue();
+      rig.fake.refusedAddresses.add('late.two@example.com');
+      await worker().deliverDue();
+      rig.fake.refusedAddresses.delete('late.two@example.com');
       expect(to('late.two@example.com', 'confirmation')).toEqual([]);
       const again = await rig.store.signUp({ ...double('late.two@example.com'), addressHashes: mailbox });
       expect(again).toEqual({ subscriberId: first.subscriberId, outcome: 'send_confirmation' });
@@ -142,10 +207,10 @@ for (const backend of storeBackends) {
       const data = await gatherReport({ store: rig.store, recaps, now: new Date(), siteUrl: 'https://launched.test', production: false, digest: { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7 } });
       expect(data.outbox).toEqual(summary);
       expect(summary.failed).toBeGreaterThanOrEqual(1);
-      expect(headlineFigures(data)).toContain(`Mail outbox, last 7 days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent`);
+      expect(headlineFigures(data)).toContainEqual(expect.stringMatching(`^Mail outbox, last 7 days: ${summary.queued} queued · ${summary.retrying} retrying · ${summary.failed} failed · ${summary.sent} sent`));
       const html = await renderReportHtml(data);
       expect(html).toContain('id="mail-outbox"');
-      expect(html).toContain('not delivered within 24 hours');
+      expect(html).toContain('validation_error');
     });
 
     it('survives a database outage, also between the provider’s acceptance and the settlement: one copy in the end', async () => {
@@ -153,8 +218,8 @@ for (const backend of storeBackends) {
       let down = true;
       let settleDown = false;
       const flaky: typeof rig.store = Object.create(rig.store, {
-        claimMail: { value: (limit: number, lease: number) => (down ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.claimMail(limit, lease)) },
-        settleMail: { value: (id: string, settlement: OutboxSettlement) => (settleDown ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.settleMail(id, settlement)) },
+        claimMail: { value: (limit: number, lease: number, options?: ClaimOptions) => (down ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.claimMail(limit, lease, options)) },
+        settleMail: { value: (claimed: ClaimedRef, settlement: OutboxSettlement, now?: Date) => (settleDown ? Promise.reject(new StoreUnavailableError('The database is unavailable')) : rig.store.settleMail(claimed, settlement, now)) },
       }) as typeof rig.store;
       const shaky = createOutboxWorker({ store: flaky, mailer: async () => rig.mailer, compose, log: quiet, leaseSeconds: 1, retryFirstSeconds: 1, retryMaxSeconds: 1 });
       expect(await shaky.deliverDue()).toBe(0);
@@ -169,8 +234,27 @@ for (const backend of storeBackends) {
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       expect(await shaky.deliverDue()).toBe(1);
       expect(to('dbdown@example.com', 'confirmation')).toHaveLength(1);
-      expect(rig.fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(/^outbox\/\d+$/) });
+      expect(rig.fake.requests.at(-1)).toMatchObject({ kind: 'replayed', idempotencyKey: expect.stringMatching(KEY) });
       await shaky.stop();
+    });
+
+    it('changes nothing when a worker settles under a claim that ran out and another worker holds now', async () => {
+      const id = await rig.store.enqueueMail('operator', null, { to: 'op.stale@example.com', subject: '[Launched Weekly] test', text: 'hello' });
+      const claimOnly = async (lease: number, now?: Date) => {
+        const claimed = await rig.store.claimMail(100, lease, { now });
+        // Anything else due goes back as it was.
+        for (const other of claimed.filter((m) => m.id !== id)) await rig.store.settleMail(other, { state: 'retrying', error: 'not this test’s', retrySeconds: 0 });
+        return claimed.find((m) => m.id === id);
+      };
+      const stale = await claimOnly(1);
+      // Its 1 s lease is over: another worker claims the message.
+      const live = await claimOnly(30, new Date(Date.now() + 2_000));
+      expect(live).toBeDefined();
+      expect(live!.claim).not.toBe(stale!.claim);
+      expect(await rig.store.settleMail(stale!, { state: 'retrying', error: 'stale worker', retrySeconds: 0 })).toBe(false);
+      // The live claim still keeps every other worker off it.
+      expect(await claimOnly(30, new Date(Date.now() + 3_000))).toBeUndefined();
+      expect(await rig.store.settleMail(live!, { state: 'sent', providerId: 'p-live' })).toBe(true);
     });
   });
 }

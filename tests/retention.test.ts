@@ -86,17 +86,19 @@ for (const backend of backends) {
       // The outbox: one message in each closed state and two still open, all 100 days old; then a fresh one sent.
       const notice = (n: number) => store.enqueueMail('operator', null, { to: 'operator@retention.test', subject: `Notice ${n}`, text: 'text' });
       const [sent, failed, unknown, cancelled, retrying] = [await notice(1), await notice(2), await notice(3), await notice(4), await notice(5)];
-      expect((await store.claimMail(10, 60)).map((m) => m.id)).toEqual([sent, failed, unknown, cancelled, retrying]);
-      await store.settleMail(sent, { state: 'sent', providerId: 'p1' });
-      await store.settleMail(failed, { state: 'failed', error: 'refused' });
-      await store.settleMail(unknown, { state: 'unknown', error: 'very likely sent' });
-      await store.settleMail(cancelled, { state: 'cancelled', error: 'called off' });
-      await store.settleMail(retrying, { state: 'retrying', error: 'provider down', retrySeconds: 3600 });
+      const claimed = await store.claimMail(10, 60);
+      expect(claimed.map((m) => m.id)).toEqual([sent, failed, unknown, cancelled, retrying]);
+      const claim = (id: string) => claimed.find((m) => m.id === id)!;
+      await store.settleMail(claim(sent), { state: 'sent', providerId: 'p1' });
+      await store.settleMail(claim(failed), { state: 'failed', error: 'refused' });
+      await store.settleMail(claim(unknown), { state: 'unknown', error: 'very likely sent' });
+      await store.settleMail(claim(cancelled), { state: 'cancelled', error: 'called off' });
+      await store.settleMail(claim(retrying), { state: 'retrying', error: 'provider down', retrySeconds: 3600 });
       const queued = await notice(6);
       await sql.query(`update public.mail_outbox set created_at = now() - interval '100 days'`);
       const fresh = await notice(7);
-      await store.claimMail(10, 60);
-      await store.settleMail(fresh, { state: 'sent', providerId: 'p7' });
+      const freshClaim = (await store.claimMail(10, 60)).find((m) => m.id === fresh);
+      await store.settleMail(freshClaim!, { state: 'sent', providerId: 'p7' });
 
       const before = await figures(store);
       expect(before.sends.map(({ recapDate, bounced, complained }) => ({ recapDate, bounced, complained }))).toEqual([

@@ -1,6 +1,7 @@
 // The report as one static HTML page: React rendered to markup once, the charts' SVG inline, the
 // styles in the head. No script, no font, image or stylesheet from anywhere: the file reads the
 // same opened from disk, mailed as an attachment or offline.
+import { senderHoldWords } from '../../server/mail/sender-refusal.ts';
 import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
 import { unknownPart } from '../digest/report.ts';
@@ -41,9 +42,21 @@ function Section({ id, title, lede, children }: { id: string; title: string; led
   );
 }
 
+/** While the provider refuses the sender: since when, why in words, and what ends it. */
+function SenderHoldNotice({ hold }: { hold: NonNullable<ReportData['outbox']['hold']> }) {
+  const words = senderHoldWords(hold.cause);
+  return (
+    <p id="mail-held" className="over">
+      <b>Held:</b> every e-mail waits, none is failed, since {hold.since.toISOString().slice(0, 16).replace('T', ' ')} UTC, because {words.cause} (last refusal{' '}
+      {hold.lastRefusedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: {hold.reason}). {words.remedy}
+    </p>
+  );
+}
+
 function OutboxTable({ outbox }: { outbox: ReportData['outbox'] }) {
   return (
     <>
+      {outbox.hold ? <SenderHoldNotice hold={outbox.hold} /> : null}
       <p>
         <b>{number(outbox.queued)}</b> queued · <b>{number(outbox.retrying)}</b> retrying · <b className={outbox.failed > 0 ? 'over' : undefined}>{number(outbox.failed)}</b> failed ·{' '}
         {number(outbox.sent)} sent{unknownPart(outbox.unknown)}{outbox.oldestOpenAt ? ` · the oldest waiting since ${outbox.oldestOpenAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}
@@ -311,7 +324,7 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           <Section
             id="mail-outbox"
             title="Mail outbox"
-            lede={`Confirmations, welcomes and notices of the last ${data.outbox.days} days: queued and retrying ones go out by themselves; a failed one could not be delivered within 24 hours or was refused; an unknown one met a 409 under its own key, so an earlier try very likely went out, and it is not tried again.`}
+            lede={`Confirmations, welcomes and notices of the last ${data.outbox.days} days: queued and retrying ones go out by themselves; a failed one was refused by the provider; while the provider refuses the sender itself (its key or quota), all of them are held, never failed; an unknown one met a 409 under its own key, so an earlier try very likely went out, and it is not tried again.`}
           >
             <OutboxTable outbox={data.outbox} />
           </Section>

@@ -1,4 +1,5 @@
 // The report's two outputs from one set of figures: the HTML page and the terminal's headlines.
+import { senderHoldWords } from '../../server/mail/sender-refusal.ts';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { unknownPart } from '../digest/report.ts';
 import { renderCharts } from './charts.ts';
@@ -32,6 +33,7 @@ export function headlineFigures(data: ReportData): string[] {
   if (over.length > 0) lines.push(`Above the 0.3 % line: ${over.map((send) => send.recapDate).join(', ')} (see the report for what to do)`);
   const { outbox } = data;
   lines.push(`Mail outbox, last ${outbox.days} days: ${outbox.queued} queued · ${outbox.retrying} retrying · ${outbox.failed} failed · ${outbox.sent} sent${unknownPart(outbox.unknown)}`);
+  if (outbox.hold) lines.push(`Mail held since ${outbox.hold.since.toISOString().slice(0, 16).replace('T', ' ')} UTC: ${senderHoldWords(outbox.hold.cause).cause} (${outbox.hold.reason})`);
   if (nextRun.kind === 'off') {
     lines.push(`Next run: none (${nextRun.reason})`);
   } else {

@@ -1,6 +1,7 @@
 // For a CLI that runs alone (npm run digest): deliver whatever the mail outbox holds that is due
 // (a confirmation promised while the server was down, an operator notice), once, within a bound.
 // The server's own worker does the same continuously; both may run, claims never overlap.
+import { systemClock, type Clock, type TimerHandle } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { MailOutboxStore } from '../store/mail-outbox.ts';
 import { subscriberMail } from './subscriber-mail.ts';
@@ -12,23 +13,25 @@ export async function deliverQueuedMail(options: {
   config: Pick<Config, 'mailer' | 'siteUrl' | 'unsubscribeSecret' | 'outbox'>;
   log: OutboxLog;
   timeoutMs?: number;
+  clock?: Clock;
 }): Promise<number> {
-  const { store, config, log, timeoutMs = 60_000 } = options;
+  const { store, config, log, timeoutMs = 60_000, clock = systemClock } = options;
   const worker = createOutboxWorker({
     store,
     mailer: () => createMailer(config.mailer, { policy: OUTBOX_DELIVERY_POLICY }),
     compose: subscriberMail({ siteUrl: config.siteUrl, secret: config.unsubscribeSecret }),
     log,
     ...config.outbox,
+    clock,
   });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const bound = new Promise<number>((resolve) => {
-    timer = setTimeout(() => resolve(0), timeoutMs);
+    timer = clock.setTimer(() => resolve(0), timeoutMs);
   });
   try {
     return await Promise.race([worker.deliverDue(), bound]);
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     await worker.stop();
   }
 }

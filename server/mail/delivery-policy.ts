@@ -158,13 +158,16 @@ export class RateGate {
 export type AttemptResult<T> =
   | { kind: 'done'; value: T }
   | { kind: 'rate-limited'; waitMs: number; reason: string }
-  | { kind: 'retryable'; reason: string }
+  // uncertain: no clear answer came (a timeout, a lost connection, a gateway error), so the
+  // provider may have accepted it; a repeat is safe only under the same idempotency key.
+  | { kind: 'retryable'; reason: string; uncertain?: boolean }
   // Trying this request again cannot help, yet nothing is wrong with what it carries: a later run
   // can send it (e.g. a batch whose template was deleted, which the next run registers again).
   | { kind: 'later-run'; reason: string }
   | { kind: 'permanent'; reason: string; fatal?: boolean };
 
-export type CallResult<T> = { ok: true; value: T } | { ok: false; reason: string; permanent: boolean; fatal?: boolean };
+/** uncertain: some attempt may have been accepted without our knowing (see AttemptResult). */
+export type CallResult<T> = { ok: true; value: T } | { ok: false; reason: string; permanent: boolean; fatal?: boolean; uncertain?: boolean };
 
 /**
  * Runs `attempt` until it succeeds or the policy says stop. Rate-limit waits and back-off both
@@ -176,32 +179,34 @@ export async function callWithPolicy<T>(
 ): Promise<CallResult<T>> {
   let failures = 0;
   let rateLimitWaits = 0;
+  let uncertain = false;
   for (;;) {
     try {
       await gate.wait(signal);
     } catch {
-      return { ok: false, reason: 'stopped before the provider accepted it', permanent: false };
+      return { ok: false, reason: 'stopped before the provider accepted it', permanent: false, uncertain };
     }
     // The caller's last word right before a request leaves (the digest re-checks the batch's age).
     const veto = await beforeAttempt?.();
-    if (veto) return { ok: false, reason: veto, permanent: false };
+    if (veto) return { ok: false, reason: veto, permanent: false, uncertain };
     let result: AttemptResult<T>;
     try {
       result = await attempt();
     } catch (error) {
-      result = { kind: 'retryable', reason: `request failed: ${error instanceof Error ? error.message : String(error)}` };
+      result = { kind: 'retryable', reason: `request failed: ${error instanceof Error ? error.message : String(error)}`, uncertain: true };
     }
+    if (result.kind === 'retryable' && result.uncertain) uncertain = true;
     switch (result.kind) {
       case 'done':
         return { ok: true, value: result.value };
       case 'permanent':
-        return { ok: false, reason: result.reason, permanent: true, fatal: result.fatal };
+        return { ok: false, reason: result.reason, permanent: true, fatal: result.fatal, uncertain };
       case 'later-run':
-        return { ok: false, reason: result.reason, permanent: false };
+        return { ok: false, reason: result.reason, permanent: false, uncertain };
       case 'rate-limited': {
         rateLimitWaits++;
         if (rateLimitWaits > policy.maxRateLimitWaits || result.waitMs > policy.maxRateLimitWaitMs) {
-          return { ok: false, reason: result.reason, permanent: false };
+          return { ok: false, reason: result.reason, permanent: false, uncertain };
         }
         gate.pause(result.waitMs);
         break;
@@ -209,7 +214,7 @@ export async function callWithPolicy<T>(
       case 'retryable': {
         failures++;
         if (failures >= policy.maxAttempts) {
-          return { ok: false, reason: `${result.reason} (gave up after ${failures} tries)`, permanent: false };
+          return { ok: false, reason: `${result.reason} (gave up after ${failures} tries)`, permanent: false, uncertain };
         }
         gate.pause(backoffDelay(failures, policy));
         break;

@@ -1,25 +1,29 @@
 // Delivers the durable outbox (store/mail-outbox.ts): claims due messages under a lease, sends each
-// under the idempotency key `outbox/<id>` (so a repeat after a crash, a lost answer or an expired
-// lease is answered from the provider's cache, never sent twice), and settles it: sent; retrying
-// with exponential back-off when the provider or the network failed; failed when the provider
-// refused it or it could not go out within 24 hours (a confirmation then gives its throttle back);
-// unknown on a 409 under its own key (an earlier try was very likely accepted; not tried again).
-// A refusal of the sender itself (a bad key, a used-up quota) is no fault of the message: every
-// claimed message is held (retrying, never failed) with a growing pause, and the operator is told
-// once. A send is abandoned before its claim runs out, so no other worker can take it mid-send.
-// It runs in the server process and in the CLIs when they run alone; any number of workers may run
-// at once, since a claim skips rows another worker holds.
+// under its own idempotency key (`outbox/<random id>/<generation>`, so a repeat after a crash, a lost
+// answer or an expired lease is answered from the provider's cache, never sent twice, and a restored
+// or copied database never reuses a key the provider still holds), and settles it under its claim
+// token: sent; retrying with exponential back-off when the provider or the network failed; failed
+// when the provider refused the message (a confirmation then gives its throttle back); unknown on a
+// 409 under its own key (an earlier try was very likely accepted), or when its key is about to be
+// forgotten by the provider after a try whose outcome is unknown (another try could be a copy).
+// A message whose tries were all surely refused gets a fresh key generation from the claim when
+// the old key is about to expire, so it waits as long as it takes and never fails for its age.
+// A refusal of the sender itself (a refused key, a used-up quota) is no fault of the message: every
+// claimed message is held (retrying, never failed) with a growing pause, the hold is recorded in
+// the store (the report shows it), and the operator is told once per hold, in the log at warn level
+// and by e-mail (queued like the rest). A send is abandoned before its claim runs out, so no other
+// worker can take it mid-send. It runs in the server process and in the CLIs when they run alone;
+// any number of workers may run at once, since a claim skips rows another worker holds.
+import { systemClock, type Clock, type TimerHandle } from '../clock.ts';
 import type { ComposeMail } from './subscriber-mail.ts';
-import type { MailOutboxStore, OutboxMessage, OutboxSettlement } from '../store/mail-outbox.ts';
+import { OUTBOX_KEY_LIFE_SECONDS, type MailOutboxStore, type OutboxMessage, type OutboxSettlement, type SenderRefusalCause } from '../store/mail-outbox.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
+import { senderHoldWords, senderRefusalCause } from './sender-refusal.ts';
 import type { Mailer } from './types.ts';
-
-/** Resend keeps an idempotency key for 24 hours: after that a repeat could be a second copy. */
-export const OUTBOX_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The provider policy of the outbox's own mailer: few tries per claim (the outbox retries across
- * claims, for as long as a day), and short enough that one send always ends inside its lease.
+ * claims, for as long as it takes), and short enough that one send always ends inside its lease.
  */
 export const OUTBOX_DELIVERY_POLICY: Partial<DeliveryPolicy> = {
   maxAttempts: 2,
@@ -55,9 +59,10 @@ export interface OutboxWorkerOptions {
   retryMaxSeconds?: number;
   /** Messages claimed per query. */
   batchSize?: number;
-  /** OPERATOR_EMAIL: told once when the provider refuses the sender (the log says it either way). */
+  /** OPERATOR_EMAIL: told once per hold when the provider refuses the sender (the log says it either way). */
   operatorEmail?: string;
-  now?: () => number;
+  /** Polls, retry times and key lives all go by it; the system clock unless a test moves its own. */
+  clock?: Clock;
 }
 
 export interface OutboxWorker {
@@ -83,19 +88,23 @@ interface Delivery {
   leaseSeconds: number;
   retryFirstSeconds: number;
   retryMaxSeconds: number;
-  now: () => number;
+  clock: Clock;
   signal: AbortSignal;
 }
 
-async function settle({ store, log }: Delivery, row: OutboxMessage, settlement: OutboxSettlement): Promise<void> {
-  await store.settleMail(row.id, settlement);
+async function settle({ store, log, clock }: Delivery, row: OutboxMessage, settlement: OutboxSettlement): Promise<void> {
+  if (!(await store.settleMail(row, settlement, clock.now()))) {
+    // Its lease ran out and another worker holds it now: that worker settles it.
+    log.warn(`outbox: ${row.kind} #${row.id} was claimed again meanwhile; this worker's ${settlement.state} is dropped`);
+    return;
+  }
   if (settlement.state === 'sent') log.info(`outbox: ${row.kind} #${row.id} sent (try ${row.attempts})`);
   else if (settlement.state === 'retrying') log.warn(`outbox: ${row.kind} #${row.id} not sent (try ${row.attempts}), retrying in ${settlement.retrySeconds}s: ${settlement.error}`);
   else log.warn(`outbox: ${row.kind} #${row.id} ${settlement.state}: ${settlement.error}`);
 }
 
 /** What one try came to: settled (sent or not), or the provider refused the sender (the row is not settled yet). */
-type TryResult = { refusedSender: null; sent: boolean } | { refusedSender: string };
+type TryResult = { refusedSender: null; sent: boolean } | { refusedSender: string; uncertain: boolean };
 const SETTLED: TryResult = { refusedSender: null, sent: false };
 
 /** Another request with this key carried other content: the first try very likely went out. */
@@ -106,10 +115,11 @@ const isIdempotencyConflict = (reason: string) => reason.startsWith('invalid_ide
  * ours (three quarters of the lease); the request is abandoned then and the message retried.
  */
 async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy: number): Promise<TryResult> {
-  // The provider forgets the key after 24 h: a try after that (less one lease, the longest a
-  // try can last) might send a copy the provider already sent once.
-  if (ctx.now() - row.createdAt.getTime() > OUTBOX_MAX_AGE_MS - ctx.leaseSeconds * 1000) {
-    await settle(ctx, row, { state: 'failed', error: `not delivered within 24 hours (${row.attempts - 1} tries)` });
+  if (row.keyExpired) {
+    await settle(ctx, row, {
+      state: 'unknown',
+      error: `not tried again: an earlier try had no answer, so it may have gone out, and the provider forgets its key after 24 hours, so another try could be a second copy (${row.attempts - 1} tries)`,
+    });
     return SETTLED;
   }
   const composed = await ctx.compose(row, mailer.from);
@@ -117,14 +127,14 @@ async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy
     await settle(ctx, row, { state: 'cancelled', error: composed.reason });
     return SETTLED;
   }
-  const deadline = AbortSignal.timeout(Math.max(1, sendBy - ctx.now()));
-  const { results, fatal } = await mailer.sendBatch([composed.message], { idempotencyKey: `outbox/${row.id}`, signal: ctx.signal, deadline });
+  const deadline = AbortSignal.timeout(Math.max(1, sendBy - ctx.clock.now().getTime()));
+  const { results, fatal } = await mailer.sendBatch([composed.message], { idempotencyKey: row.key, signal: ctx.signal, deadline });
   const result = results[0]!;
   if (result.status === 'accepted') {
     await settle(ctx, row, { state: 'sent', providerId: result.providerId });
     return { refusedSender: null, sent: true };
   }
-  if (fatal) return { refusedSender: fatal };
+  if (fatal) return { refusedSender: fatal, uncertain: result.uncertain ?? false };
   // As the digest settles it: a 409 under the message's own key means an earlier try with this key
   // was accepted, so the message very likely went out. It is not known: neither failed (its
   // confirmation throttle is kept) nor counted sent, and never tried again, which could be a second copy.
@@ -138,13 +148,14 @@ async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy
   }
   // Stopping: hand it back now, for the next process to pick up without waiting.
   const retrySeconds = ctx.signal.aborted ? 0 : retryDelaySeconds(row.attempts, ctx.retryFirstSeconds, ctx.retryMaxSeconds);
-  await settle(ctx, row, { state: 'retrying', error: result.reason, retrySeconds });
+  await settle(ctx, row, { state: 'retrying', error: result.reason, retrySeconds, uncertain: result.uncertain ?? false });
   return SETTLED;
 }
 
 /**
  * While the provider refuses the sender, every message waits: the refusals in a row set the pause
- * (the outbox's own back-off), and the operator is told at the first one, until mail flows again.
+ * (the outbox's own back-off), and the store records the hold, so the operator is told once per
+ * hold whichever worker meets it first, and the report shows it until mail flows again.
  */
 class SenderHold {
   private refusals = 0;
@@ -158,27 +169,85 @@ class SenderHold {
   async refused(reason: string): Promise<number> {
     this.refusals++;
     const pause = retryDelaySeconds(this.refusals, this.ctx.retryFirstSeconds, this.ctx.retryMaxSeconds);
-    if (this.refusals === 1) await this.tell(reason, pause);
+    const cause = senderRefusalCause(reason);
+    const begins = await this.ctx.store.holdSender(cause, reason, this.ctx.clock.now()).catch((error: unknown) => {
+      // Unrecorded, it is told (in the log at least) rather than kept quiet.
+      this.ctx.log.warn(`outbox: the hold could not be recorded: ${error instanceof Error ? error.message : String(error)}`);
+      return this.refusals === 1;
+    });
+    if (begins) await this.tell(cause, reason, pause);
     return pause;
   }
 
-  accepted(): void {
+  /** Mail went out: any hold is over. */
+  async accepted(): Promise<void> {
     this.refusals = 0;
+    const ended = await this.ctx.store.releaseSender();
+    if (ended) this.ctx.log.info(`outbox: the provider accepts mail again; held since ${ended.since.toISOString()} because ${senderHoldWords(ended.cause).cause}`);
   }
 
-  private async tell(reason: string, pause: number): Promise<void> {
+  private async tell(cause: SenderRefusalCause, reason: string, pause: number): Promise<void> {
+    const words = senderHoldWords(cause);
     const text = [
-      `The mail provider refused the sender: ${reason}.`,
-      `Every queued e-mail (confirmations, fresh links, welcomes, notices) is held, none is failed, and tried again in ${pause} s, then with growing pauses up to ${this.ctx.retryMaxSeconds} s.`,
-      'Check RESEND_API_KEY, or the plan\'s daily and monthly quota in Resend; once it is fixed they go out by themselves, each exactly once.',
+      `The mail provider refused the sender: ${words.cause} (${reason}).`,
+      words.remedy,
+      `Every queued e-mail (confirmations, fresh links, welcomes, notices) is held, none is failed, and tried again in ${pause} s, then with growing pauses up to ${this.ctx.retryMaxSeconds} s; once the provider accepts mail they go out by themselves, each once. The report shows the hold meanwhile.`,
     ].join('\n');
     this.ctx.log.warn(`outbox: ${text.replaceAll('\n', ' ')}`);
     if (!this.operatorEmail) return;
-    // Held like the rest until the sender is accepted again; the log line above says it meanwhile.
-    await this.ctx.store.enqueueMail('operator', null, { to: this.operatorEmail, subject: '[Launched Weekly] E-mail held: the provider refused the sender', text }).catch((error: unknown) => {
+    // Held like the rest until the sender is accepted again; the log line above and the report say it meanwhile.
+    await this.ctx.store.enqueueMail('operator', null, { to: this.operatorEmail, subject: words.subject, text }).catch((error: unknown) => {
       this.ctx.log.warn(`outbox: the notice to OPERATOR_EMAIL could not be queued: ${error instanceof Error ? error.message : String(error)}`);
     });
   }
+}
+
+interface Pass {
+  batchSize: number;
+  /** How long a key may be used from its first try. */
+  keySeconds: number;
+  mailer: () => Promise<Mailer>;
+  hold: SenderHold;
+}
+
+/**
+ * Claims up to a batch of due messages and tries each; `more` when a full batch went through and
+ * more may be due. After a refusal of the sender, past three quarters of the lease, or when
+ * stopping, the rest of the batch goes back untried.
+ */
+async function deliverBatch(ctx: Delivery, { batchSize, keySeconds, mailer: makeMailer, hold }: Pass): Promise<{ settled: number; more: boolean }> {
+  const { store, clock, signal } = ctx;
+  const claimedAt = clock.now();
+  const rows = await store.claimMail(batchSize, ctx.leaseSeconds, { now: claimedAt, keySeconds });
+  if (rows.length === 0) return { settled: 0, more: false };
+  const mailer = await makeMailer().catch(async (error: unknown) => {
+    // Nothing went out: hand the claims back as surely unsent, rather than let their leases run
+    // out, which would count them as tries of unknown outcome.
+    for (const row of rows) await store.settleMail(row, { state: 'retrying', error: 'handed back unsent: no mailer', retrySeconds: 0 }, clock.now());
+    throw error;
+  });
+  const sendBy = claimedAt.getTime() + ctx.leaseSeconds * 750;
+  let settled = 0;
+  let anySent = false;
+  let heldSeconds: number | null = null;
+  for (const row of rows) {
+    if (heldSeconds !== null || signal.aborted || clock.now().getTime() > sendBy) {
+      const error = heldSeconds !== null ? 'held: the provider refused the sender' : 'handed back unsent';
+      await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds ?? 0 }, clock.now());
+      continue;
+    }
+    const tried = await deliver(ctx, row, mailer, sendBy);
+    if (tried.refusedSender === null) {
+      anySent ||= tried.sent;
+      settled++;
+      continue;
+    }
+    heldSeconds = await hold.refused(tried.refusedSender);
+    const error = `held: the provider refused the sender: ${tried.refusedSender}`;
+    await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds, uncertain: tried.uncertain }, clock.now());
+  }
+  if (anySent) await hold.accepted();
+  return { settled, more: rows.length === batchSize && heldSeconds === null && !signal.aborted };
 }
 
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
@@ -187,7 +256,9 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const lease = options.leaseSeconds ?? OUTBOX_DEFAULTS.leaseSeconds;
   const max = options.retryMaxSeconds ?? OUTBOX_DEFAULTS.retryMaxSeconds;
   const batchSize = options.batchSize ?? 10;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  // A try ends within its lease, so a key is used at most until one lease before the provider forgets it.
+  const keySeconds = OUTBOX_KEY_LIFE_SECONDS - lease;
   const stopping = new AbortController();
   const ctx: Delivery = {
     store,
@@ -196,40 +267,14 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     leaseSeconds: lease,
     retryFirstSeconds: options.retryFirstSeconds ?? Math.min(OUTBOX_DEFAULTS.retryFirstSeconds, max),
     retryMaxSeconds: max,
-    now,
+    clock,
     signal: stopping.signal,
   };
-  const hold = new SenderHold(ctx, options.operatorEmail);
-  let timer: NodeJS.Timeout | null = null;
+  const batch: Pass = { batchSize, keySeconds, mailer: options.mailer, hold: new SenderHold(ctx, options.operatorEmail) };
+  let timer: TimerHandle | null = null;
   let running: Promise<number> | null = null;
   let again = false;
   let polling = false;
-
-  async function pass(): Promise<{ settled: number; more: boolean }> {
-    const claimedAt = now();
-    const rows = await store.claimMail(batchSize, lease);
-    if (rows.length === 0) return { settled: 0, more: false };
-    const mailer = await options.mailer();
-    const sendBy = claimedAt + lease * 750;
-    let settled = 0;
-    let heldSeconds: number | null = null;
-    for (const row of rows) {
-      // The sender refused, past three quarters of the lease, or stopping: the rest go back untried.
-      if (heldSeconds !== null || stopping.signal.aborted || now() > sendBy) {
-        await store.settleMail(row.id, { state: 'retrying', error: heldSeconds !== null ? 'held: the provider refused the sender' : 'handed back unsent', retrySeconds: heldSeconds ?? 0 });
-        continue;
-      }
-      const tried = await deliver(ctx, row, mailer, sendBy);
-      if (tried.refusedSender === null) {
-        if (tried.sent) hold.accepted();
-        settled++;
-        continue;
-      }
-      heldSeconds = await hold.refused(tried.refusedSender);
-      await store.settleMail(row.id, { state: 'retrying', error: `held: the provider refused the sender: ${tried.refusedSender}`, retrySeconds: heldSeconds });
-    }
-    return { settled, more: rows.length === batchSize && heldSeconds === null && !stopping.signal.aborted };
-  }
 
   function deliverDue(): Promise<number> {
     if (running) {
@@ -241,7 +286,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       try {
         do {
           again = false;
-          const { settled, more } = await pass();
+          const { settled, more } = await deliverBatch(ctx, batch);
           total += settled;
           again ||= more;
         } while (again && !stopping.signal.aborted);
@@ -258,8 +303,8 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
 
   function schedule(): void {
     if (!polling || stopping.signal.aborted) return;
-    timer = setTimeout(() => void deliverDue().finally(schedule), poll);
-    timer.unref();
+    // The timer's promise is returned, so a manual clock waits for the pass before moving on.
+    timer = clock.setTimer(() => deliverDue().finally(schedule), poll);
   }
 
   return {
@@ -275,7 +320,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     async stop() {
       polling = false;
       stopping.abort();
-      if (timer) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
   };

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Resend, type CreateBatchEmailOptions, type ErrorResponse } from 'resend';
 import { callWithPolicy, DEFAULT_DELIVERY_POLICY, RateGate, rateLimitWaitMs, type AttemptResult, type DeliveryPolicy } from './delivery-policy.ts';
+import { KEY_REFUSALS, QUOTA_REFUSALS } from './sender-refusal.ts';
 import type { BatchMessage, BatchOutcome, Mailer, MessageOutcome, MessageTemplate, OutgoingMessage, PreparedTemplate, SendOptions, TemplateOutcome } from './types.ts';
 
 export const RESEND_API_URL = 'https://api.resend.com';
@@ -20,7 +21,10 @@ export interface ResendMailerOptions {
 }
 
 // Answers that mean no message from this sender will go through until a person acts.
-const SENDER_REFUSED = new Set(['missing_api_key', 'invalid_api_key', 'restricted_api_key', 'invalid_access', 'daily_quota_exceeded', 'monthly_quota_exceeded', 'security_error']);
+const SENDER_REFUSED = new Set([...KEY_REFUSALS, ...QUOTA_REFUSALS]);
+
+/** A gateway or server error may come after the request was processed; a 503 says it was not. */
+const mayHaveBeenProcessed = (status: number | null) => status === null || (status >= 500 && status !== 503);
 
 function describe(error: ErrorResponse): string {
   return `${error.name ?? 'error'}${error.statusCode ? ` (HTTP ${error.statusCode})` : ''}: ${error.message}`;
@@ -34,7 +38,7 @@ export function classifyResendError(error: ErrorResponse, headers: Record<string
   if (status === 429 || error.name === 'rate_limit_exceeded') return { kind: 'rate-limited', waitMs: rateLimitWaitMs(headers), reason };
   // Another request with this key is still being processed: wait for it, then get its answer.
   if (error.name === 'concurrent_idempotent_requests') return { kind: 'rate-limited', waitMs: rateLimitWaitMs(headers), reason };
-  if (status === null || status >= 500) return { kind: 'retryable', reason: status === null ? `network: ${error.message}` : reason };
+  if (status === null || status >= 500) return { kind: 'retryable', reason: status === null ? `network: ${error.message}` : reason, uncertain: mayHaveBeenProcessed(status) };
   // 400/404/409/422: the request itself is wrong; sending it again cannot help.
   return { kind: 'permanent', reason };
 }
@@ -191,7 +195,7 @@ export class ResendMailer implements Mailer {
       { policy: this.policy, gate: this.gate, signal, beforeAttempt },
     );
     if (!call.ok) {
-      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent };
+      const failed: MessageOutcome = { status: 'failed', reason: call.reason, permanent: call.permanent, uncertain: call.uncertain };
       return { results: chunk.map(() => failed), fatal: call.fatal ? call.reason : undefined };
     }
     const refused = new Map((call.value.errors ?? []).map((error) => [error.index, error.message]));

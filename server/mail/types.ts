@@ -60,6 +60,8 @@ export type MessageOutcome =
        * false when it may (the provider was unavailable or rate limited beyond the retry budget).
        */
       permanent: boolean;
+      /** True when the provider may have accepted it all the same (no answer came): only a repeat under the same key is safe. */
+      uncertain?: boolean;
     };
 
 export interface BatchOutcome {

@@ -1,8 +1,12 @@
 // The durable outbox of confirmation, welcome and operator e-mails, over the SQL functions of
-// supabase/migrations/20261124002000_mail_outbox.sql (called by name, like every store operation: call-function.ts), so
-// every backend claims, settles and counts the same way.
+// supabase/migrations/20261124002000_mail_outbox.sql and 20261130001010_outbox_keys.sql (called by
+// name, like every store operation: call-function.ts), so every backend claims, settles and counts
+// the same way.
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
+
+/** Resend keeps an idempotency key for 24 hours: after that a repeat could be a second copy. */
+export const OUTBOX_KEY_LIFE_SECONDS = 24 * 60 * 60;
 
 // 'link': a fresh one-use link (server/subscribers/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
 export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator', 'link'] as const;
@@ -24,6 +28,14 @@ export interface OutboxMessage {
   /** Counting this one. */
   attempts: number;
   createdAt: Date;
+  /** This claim's token: settling needs it, so a worker whose lease ran out changes nothing. */
+  claim: string;
+  /** The idempotency key of this try: random per message, with a generation renewed when the last one is about to expire. */
+  key: string;
+  /** An earlier try under this key may have reached the provider (no answer, or a claim never settled). */
+  uncertain: boolean;
+  /** The key is about to be forgotten by the provider after an uncertain try: another try could be a second copy. */
+  keyExpired: boolean;
   /** The subscriber's address and state now; null when the subscriber was deleted since. */
   email: string | null;
   status: string | null;
@@ -31,7 +43,8 @@ export interface OutboxMessage {
 
 export type OutboxSettlement =
   | { state: 'sent'; providerId: string | null }
-  | { state: 'retrying'; error: string; retrySeconds: number }
+  // uncertain: this try may have reached the provider (no answer came).
+  | { state: 'retrying'; error: string; retrySeconds: number; uncertain?: boolean }
   | { state: 'failed' | 'cancelled'; error: string }
   // Closed without knowing whether it went out (a 409 under its own key): never tried again.
   | { state: 'unknown'; error: string };
@@ -47,17 +60,44 @@ export interface OutboxSummary {
   /** Closed on a 409 under the message's own key: very likely sent, never retried (not counted as sent). */
   unknown: number;
   oldestOpenAt: Date | null;
+  /** Set while the provider refuses the sender itself: every message waits, none fails. */
+  hold: SenderHold | null;
   /** The latest failed, retrying or unknown messages, newest first. */
   failures: { id: string; kind: OutboxKind; state: OutboxFailureState; createdAt: Date; attempts: number; lastError: string | null }[];
+}
+
+/** Why the provider refuses the sender: its API key (invalid, revoked, restricted) or a used-up quota. */
+export type SenderRefusalCause = 'key' | 'quota';
+
+export interface SenderHold {
+  cause: SenderRefusalCause;
+  /** The provider's own words, from the latest refusal. */
+  reason: string;
+  since: Date;
+  lastRefusedAt: Date;
+}
+
+/** A claimed message as settling needs it. */
+export type ClaimedRef = Pick<OutboxMessage, 'id' | 'claim'>;
+
+export interface ClaimOptions {
+  /** The caller's clock (the worker's); the database's own when absent. */
+  now?: Date;
+  /** How long a key may be used from its first try; the provider keeps it 24 h. */
+  keySeconds?: number;
 }
 
 export interface MailOutboxStore {
   /** Queues a message outside a subscriber change (the operator's notices). */
   enqueueMail(kind: OutboxKind, subscriberId: string | null, payload: Record<string, unknown>): Promise<string>;
   /** Up to `limit` due messages, leased for `leaseSeconds`. */
-  claimMail(limit: number, leaseSeconds: number): Promise<OutboxMessage[]>;
-  /** False when the message was not open any more. */
-  settleMail(id: string, settlement: OutboxSettlement): Promise<boolean>;
+  claimMail(limit: number, leaseSeconds: number, options?: ClaimOptions): Promise<OutboxMessage[]>;
+  /** False when the message was not open any more, or is no longer under this claim. */
+  settleMail(claimed: ClaimedRef, settlement: OutboxSettlement, now?: Date): Promise<boolean>;
+  /** Records a refusal of the sender; true when it begins a hold (or changes its cause), which the operator is told of. */
+  holdSender(cause: SenderRefusalCause, reason: string, now?: Date): Promise<boolean>;
+  /** Ends the hold once mail is accepted again; the hold that ended, if there was one. */
+  releaseSender(): Promise<Pick<SenderHold, 'cause' | 'reason' | 'since'> | null>;
   outboxSummary(days: number): Promise<OutboxSummary>;
 }
 
@@ -75,6 +115,10 @@ const messageRow = z
     created_at: instant,
     email: z.string().nullable(),
     status: z.string().nullable(),
+    claim: z.string(),
+    key: z.string(),
+    uncertain: z.boolean(),
+    key_expired: z.boolean(),
   })
   .transform(
     (row): OutboxMessage => ({
@@ -86,8 +130,15 @@ const messageRow = z
       createdAt: row.created_at,
       email: row.email,
       status: row.status,
+      claim: row.claim,
+      key: row.key,
+      uncertain: row.uncertain,
+      keyExpired: row.key_expired,
     }),
   );
+
+const cause = z.enum(['key', 'quota']);
+const holdRow = z.object({ cause, reason: z.string(), since: instant, last_refused_at: instant }).transform((h): SenderHold => ({ cause: h.cause, reason: h.reason, since: h.since, lastRefusedAt: h.last_refused_at }));
 
 const count = z.union([z.number(), z.string()]).transform(Number);
 
@@ -101,6 +152,7 @@ const summaryRow = z
     unknown: count,
     oldest_open_at: instant.nullable(),
     failures: z.array(z.object({ id, kind, state: z.enum(['failed', 'retrying', 'unknown']), created_at: instant, attempts: z.number(), last_error: z.string().nullable() })),
+    hold: holdRow.nullable().optional(),
   })
   .transform(
     (row): OutboxSummary => ({
@@ -111,6 +163,7 @@ const summaryRow = z
       sent: row.sent,
       unknown: row.unknown,
       oldestOpenAt: row.oldest_open_at,
+      hold: row.hold ?? null,
       failures: row.failures.map((f) => ({ id: f.id, kind: f.kind, state: f.state, createdAt: f.created_at, attempts: f.attempts, lastError: f.last_error })),
     }),
   );
@@ -124,19 +177,36 @@ export function mailOutboxStore(call: CallFunction): MailOutboxStore {
       return id.parse(await call('outbox_enqueue', { p_kind: kind, p_subscriber_id: subscriberId, p_payload: payload }));
     },
 
-    async claimMail(limit, leaseSeconds) {
-      return z.array(messageRow).parse(json(await call('outbox_claim', { p_limit: limit, p_lease_seconds: Math.ceil(leaseSeconds) })));
+    async claimMail(limit, leaseSeconds, options = {}) {
+      const keySeconds = Math.floor(options.keySeconds ?? OUTBOX_KEY_LIFE_SECONDS - leaseSeconds);
+      return z.array(messageRow).parse(
+        json(await call('outbox_claim', { p_limit: limit, p_lease_seconds: Math.ceil(leaseSeconds), p_key_seconds: keySeconds, p_now: options.now?.toISOString() ?? null })),
+      );
     },
 
-    async settleMail(messageId, settlement) {
+    async settleMail(claimed, settlement, now) {
       const answer = await call('outbox_settle', {
-        p_id: messageId,
+        p_id: claimed.id,
+        p_claim: claimed.claim,
         p_state: settlement.state,
         p_error: settlement.state === 'sent' ? null : settlement.error.slice(0, 500),
         p_retry_seconds: settlement.state === 'retrying' ? Math.ceil(settlement.retrySeconds) : null,
         p_provider_id: settlement.state === 'sent' ? settlement.providerId : null,
+        p_uncertain: settlement.state === 'retrying' ? (settlement.uncertain ?? false) : false,
+        p_now: now?.toISOString() ?? null,
       });
       return answer === true;
+    },
+
+    async holdSender(refusal, reason, now) {
+      return (await call('outbox_hold_sender', { p_cause: refusal, p_reason: reason.slice(0, 500), p_now: now?.toISOString() ?? null })) === true;
+    },
+
+    async releaseSender() {
+      const ended = json(await call('outbox_release_sender', {}));
+      if (ended === null || ended === undefined) return null;
+      const row = z.object({ cause, reason: z.string(), since: instant }).parse(ended);
+      return { cause: row.cause, reason: row.reason, since: row.since };
     },
 
     async outboxSummary(days) {

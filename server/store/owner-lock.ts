@@ -83,12 +83,41 @@ async function removeDeadSocket(socketPath: string): Promise<void> {
   }
 }
 
+/** A Unix socket's path is at most 107 bytes on Linux (108 with its closing NUL); macOS allows 103. */
+export const LOCK_SOCKET_PATH_MAX_BYTES = 107;
+
+export const lockSocketPath = (dataDir: string) => `${dataDir}/db.lock.sock`;
+
+/**
+ * Why DATA_DIR cannot hold the lock, or null: a socket path over the limit makes listen() fail
+ * with a bare EINVAL, which names neither the setting nor the cause.
+ */
+export function lockPathProblem(dataDir: string): string | null {
+  const socketPath = lockSocketPath(dataDir);
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes <= LOCK_SOCKET_PATH_MAX_BYTES) return null;
+  return (
+    `the embedded database's lock ${socketPath} would be ${bytes} bytes long, and a Unix socket path may have at most ` +
+    `${LOCK_SOCKET_PATH_MAX_BYTES}: choose a directory at most ${LOCK_SOCKET_PATH_MAX_BYTES - Buffer.byteLength('/db.lock.sock')} bytes long, e.g. ./data or /var/lib/launched-weekly`
+  );
+}
+
+/** DATA_DIR cannot hold the embedded database's lock (its path is too long). */
+export class LockPathError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LockPathError';
+  }
+}
+
 /**
  * Takes the directory for this process, or throws StoreLockedError naming its live owner. Resolves
  * with the release, which a clean close calls; a process that dies releases it by dying.
  */
 export async function takeOwnerLock(dataDir: string, dbPath: string): Promise<() => Promise<void>> {
-  const socketPath = `${dataDir}/db.lock.sock`;
+  const tooLong = lockPathProblem(dataDir);
+  if (tooLong) throw new LockPathError(`DATA_DIR: ${tooLong}`);
+  const socketPath = lockSocketPath(dataDir);
   const infoPath = `${dataDir}/db.lock`;
   for (let attempt = 0; attempt < 20; attempt++) {
     const server = await listen(socketPath);
