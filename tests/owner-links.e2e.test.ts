@@ -151,7 +151,7 @@ for (const kind of appStoreKinds) {
     });
     afterAll(() => tearDown(setup));
 
-    it('a stranger holding a forwarded digest presses “Subscribe again” 50 times from fresh browsers: the row stays unsubscribed, its owner gets one link, and that link makes them active', async () => {
+    it('a stranger holding a forwarded digest presses “Subscribe again” 50 times: the row stays unsubscribed, its owner gets one link, and that link makes them active', async () => {
       const email = 'owner.back@example.com';
       await confirmInChromium(await signUpInChromium(setup.server, email));
       const digest = await digestFor(setup, '2025-07-14', email);
@@ -162,8 +162,9 @@ for (const kind of appStoreKinds) {
 
       const before = await outboxNames(setup.server);
       const notices: string[] = [];
-      for (let press_ = 0; press_ < 50; press_++) {
-        // A fresh profile each time: no cookie or storage carries over between presses.
+      // Ten presses from fresh browser profiles (no cookie or storage carries over), then forty more
+      // posts of the same form, as a script holding the link would send them.
+      for (let profile = 0; profile < 10; profile++) {
         const context = await browser.newContext();
         try {
           const page = await context.newPage();
@@ -174,6 +175,10 @@ for (const kind of appStoreKinds) {
         } finally {
           await context.close();
         }
+      }
+      for (let post = 0; post < 40; post++) {
+        const answer = await fetch(footerLink, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=resubscribe' });
+        notices.push(/<strong>([^<]+)<\/strong>/.exec(await answer.text())?.[1] ?? '');
       }
       expect(notices[0]).toBe('We sent a link to o•••@example.com. Open it within 60 minutes to go on; until then nothing has changed.');
       expect(new Set(notices.slice(1))).toEqual(new Set(['We recently sent links to o•••@example.com; please use the newest one. Nothing has changed.']));
@@ -192,7 +197,7 @@ for (const kind of appStoreKinds) {
         await page.close();
       }
       expect(await statusOf(setup.server, email)).toBe('active');
-    });
+    }, 240_000);
 
     for (const when of ['before', 'after'] as const) {
       it(`a complaint holds: the reader’s old confirmation link, opened ${when} the complaint, leaves the row complained`, async () => {
