@@ -192,7 +192,7 @@ export function createApp(deps: AppDeps) {
 
   // Signed by Resend over the exact bytes sent, so it takes its own raw body parser; no other
   // route's parser runs before it.
-  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, logger }));
+  app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, keys, logger }));
 
   // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
   // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).

@@ -531,6 +531,9 @@ begin
   if v_ids is null then
     return null;
   end if;
+  select v_ids || coalesce(array_agg(m.id), '{}'), v_emails || coalesce(array_agg(m.original ->> 'email') filter (where m.original ->> 'email' is not null), '{}')
+    into v_ids, v_emails
+    from public.email_signups_merged m where m.merged_into = any(v_ids);
   delete from public.digest_deliveries d where d.subscriber_id = any(v_ids);
   -- Its bounce or complaint events keep their type and time, but neither the id nor the message.
   update public.email_events ev set subscriber_id = null, provider_message_id = null where ev.subscriber_id = any(v_ids);
@@ -702,13 +705,14 @@ CREATE FUNCTION public.mark_subscriber_left(p_id text, p_reason text) RETURNS bo
     SET search_path TO ''
     AS $$
 declare
+  v_id text := public.subscriber_current_id(p_id);
   v_status text;
   v_rank constant text[] := array['unsubscribed', 'bounced', 'complained'];
 begin
   if not (p_reason = any(v_rank)) then
     raise exception 'reason must be unsubscribed, bounced or complained, not %', p_reason using errcode = '22023';
   end if;
-  select e.status into v_status from public.email_signups e where e.id::text = p_id for update;
+  select e.status into v_status from public.email_signups e where e.id::text = v_id for update;
   if v_status is null then
     return false;
   end if;
@@ -716,7 +720,7 @@ begin
     update public.email_signups e
       set unsubscribed_at = coalesce(e.unsubscribed_at, now()), unsubscribe_reason = p_reason,
           pending_since = null, status_changed_at = now()
-      where e.id::text = p_id;
+      where e.id::text = v_id;
   end if;
   return true;
 end
@@ -1051,6 +1055,7 @@ CREATE FUNCTION public.prune_pending_subscribers(p_days integer) RETURNS integer
   with gone as (
     delete from public.email_signups e
     where e.pending_since is not null
+      and e.confirmed_at is null
       and e.pending_since < now() - make_interval(days => p_days)
       and coalesce(e.confirmation_sent_at, e.pending_since) < now() - make_interval(days => p_days)
     returning 1
@@ -1569,6 +1574,7 @@ declare
   v_throttle interval;
   v_due boolean;
   v_inserted boolean;
+  v_stranger_bounce boolean;
 begin
   if p_mode not in ('single', 'double') then
     raise exception 'signup mode must be single or double, not %', p_mode using errcode = '22023';
@@ -1601,6 +1607,28 @@ begin
     -- Deleted between the insert and the lock (the owner's "delete my data"): try again.
     exit when v_id is not null;
   end loop;
+
+  -- A bounce of a spelling nobody ever confirmed says nothing about the owner's own spelling
+  -- (`victim+x@` may be another mailbox where `+` is no sub-address). The owner signing up their
+  -- own spelling makes it the delivery address and gets a confirmation there at once: the
+  -- bounced confirmation reached no inbox, so no inbox's throttle is spent.
+  if v_status = 'bounced' and not v_inserted then
+    select e.confirmed_at is null and e.email <> lower(btrim(p_email)) into v_stranger_bounce
+      from public.email_signups e where e.id::text = v_id;
+    if v_stranger_bounce then
+      update public.email_signups e
+        set email = p_email, unsubscribed_at = null, unsubscribe_reason = null, pending_since = now(),
+            status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
+        where e.id::text = v_id;
+      -- A statement of its own, so the confirmation's outbox row carries the new link version.
+      update public.email_signups e set confirmation_sent_at = now() where e.id::text = v_id;
+      if v_mailbox is not null then
+        insert into public.mailbox_confirmations as m (mailbox_hash, sent_at) values (v_mailbox, now())
+          on conflict (mailbox_hash) do update set sent_at = excluded.sent_at;
+      end if;
+      return json_build_object('id', v_id, 'outcome', 'send_confirmation');
+    end if;
+  end if;
 
   if v_status = 'active' and v_inserted then
     if p_welcome then
@@ -1702,7 +1730,18 @@ CREATE FUNCTION public.subscriber_by_id(p_id text) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
-  select public.subscriber_json(e) from public.email_signups e where e.id::text = p_id;
+  select public.subscriber_json(e) from public.email_signups e where e.id::text = public.subscriber_current_id(p_id);
+$$;
+
+--
+-- Name: subscriber_current_id(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.subscriber_current_id(p_id text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  select coalesce((select m.merged_into from public.email_signups_merged m where m.id = p_id), p_id);
 $$;
 
 --
@@ -1724,8 +1763,23 @@ CREATE FUNCTION public.subscriber_details(p_id text) RETURNS jsonb
     'welcomed_at', e.welcomed_at,
     'deliveries', (
       select coalesce(jsonb_agg(jsonb_build_object('recap_date', to_char(d.recap_date, 'YYYY-MM-DD'), 'sent_at', d.sent_at) order by d.recap_date), '[]'::jsonb)
-      from public.digest_deliveries d where d.subscriber_id = p_id))
-  from public.email_signups e where e.id::text = p_id;
+      from public.digest_deliveries d where d.subscriber_id = e.id::text),
+    'merged_spellings', (
+      select coalesce(jsonb_agg(jsonb_build_object(
+          'email', m.original ->> 'email',
+          'created_at', m.original -> 'created_at',
+          'confirmed_at', m.original -> 'confirmed_at',
+          'unsubscribed_at', m.original -> 'unsubscribed_at',
+          'unsubscribe_reason', m.original -> 'unsubscribe_reason',
+          'signup_ip_hash', m.original -> 'signup_ip_hash',
+          'confirm_ip_hash', m.original -> 'confirm_ip_hash',
+          'merged_at', m.merged_at,
+          'deliveries', (
+            select coalesce(jsonb_agg(jsonb_build_object('recap_date', left(d ->> 'recap_date', 10), 'sent_at', d -> 'sent_at') order by d ->> 'recap_date'), '[]'::jsonb)
+            from jsonb_array_elements(coalesce(m.original -> 'deliveries', '[]'::jsonb)) d)
+        ) order by m.original ->> 'created_at', m.id), '[]'::jsonb)
+      from public.email_signups_merged m where m.merged_into = e.id::text))
+  from public.email_signups e where e.id::text = public.subscriber_current_id(p_id);
 $$;
 
 --
@@ -1801,6 +1855,23 @@ CREATE FUNCTION public.subscriber_link_target(p_id text) RETURNS jsonb
     AS $$
   select jsonb_build_object('email', e.email, 'status', e.status, 'link_version', e.link_version)
   from public.email_signups e where e.id::text = p_id;
+$$;
+
+--
+-- Name: suppress_mailbox(text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.suppress_mailbox(p_address_hash text, p_reason text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if p_reason not in ('bounced', 'complained') then
+    raise exception 'reason must be bounced or complained, not %', p_reason using errcode = '22023';
+  end if;
+  insert into public.subscriber_suppressions as s (address_hash, reason) values (p_address_hash, p_reason)
+    on conflict (address_hash) do update set reason = excluded.reason where s.reason <> 'complained';
+end
 $$;
 
 --
@@ -3305,6 +3376,13 @@ REVOKE ALL ON FUNCTION public.subscriber_by_id(p_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.subscriber_by_id(p_id text) TO service_role;
 
 --
+-- Name: FUNCTION subscriber_current_id(p_id text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.subscriber_current_id(p_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.subscriber_current_id(p_id text) TO service_role;
+
+--
 -- Name: FUNCTION subscriber_details(p_id text); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3337,6 +3415,13 @@ GRANT ALL ON FUNCTION public.subscriber_link_state(p_id text, p_version integer,
 
 REVOKE ALL ON FUNCTION public.subscriber_link_target(p_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.subscriber_link_target(p_id text) TO service_role;
+
+--
+-- Name: FUNCTION suppress_mailbox(p_address_hash text, p_reason text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.suppress_mailbox(p_address_hash text, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.suppress_mailbox(p_address_hash text, p_reason text) TO service_role;
 
 --
 -- Name: FUNCTION use_subscriber_link(p_id text, p_version integer, p_nonce text, p_expires_at timestamp with time zone); Type: ACL; Schema: public; Owner: -

@@ -11,30 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, MigrationLockTimeoutError, pendingMigrations, type Migration } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
-import type { SqlClient, SqlExecutor } from '../server/store/sql-client.ts';
+import type { SqlExecutor } from '../server/store/sql-client.ts';
 import { recaps } from '../content/index.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import { sqlStore } from '../server/store/sql-store.ts';
 import { readOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
+import { migrationKinds } from './support/migration-kinds.ts';
 import { createSupabaseRoles } from './support/supabase-roles.ts';
 import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
-
-/** A raw PGlite as a SqlClient, to set up tables the way the old site had them. */
-function pgliteClient(db: PGlite): SqlClient {
-  const executor = (target: Pick<PGlite, 'query' | 'exec'>): SqlExecutor => ({
-    async query<Row>(sql: string, params: unknown[] = []) {
-      const result = await target.query<Row>(sql, params);
-      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
-    },
-    async exec(sql: string) {
-      await target.exec(sql);
-    },
-  });
-  const self = executor(db);
-  return { ...self, transaction: (work) => db.transaction((tx) => work(executor(tx))), close: () => db.close() };
-}
 
 const OLD_TABLE = `
 create table public.email_signups (
@@ -72,39 +58,7 @@ beforeAll(async () => {
   migrations = await loadMigrations();
 });
 
-interface Kind {
-  name: string;
-  available: boolean;
-  /** A fresh database; `roles` adds Supabase's API roles first (Postgres only). */
-  create(roles?: boolean): Promise<{ client: SqlClient; drop(): Promise<void> }>;
-}
-
-const kinds: Kind[] = [
-  {
-    name: 'PGlite',
-    available: true,
-    async create() {
-      const client = pgliteClient(new PGlite());
-      return { client, drop: () => client.close() };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    async create(roles = false) {
-      const db = await createTestDatabase();
-      if (roles) await createSupabaseRoles(db.url);
-      const client = createPgClient(db.url, { max: 2 });
-      return {
-        client,
-        async drop() {
-          await client.close();
-          await db.drop();
-        },
-      };
-    },
-  },
-];
+const kinds = migrationKinds;
 
 for (const kind of kinds) {
   describe.skipIf(!kind.available)(`Migrations on ${kind.name}`, () => {

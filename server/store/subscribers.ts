@@ -9,6 +9,7 @@ import { rateLimitCount } from './rate-limit-counters.ts';
 import {
   SUBSCRIBER_STATUSES,
   type Activation,
+  type MergedSpelling,
   type RemovalReason,
   type SignupDecision,
   type SignupRequest,
@@ -43,6 +44,32 @@ const toRecord = (row: { id: string; email: string; status: SubscriberStatus; ac
 });
 const recordRow = z.object(recordFields).transform(toRecord);
 
+const mergedSpellingRow = z
+  .object({
+    email: z.string(),
+    created_at: maybeInstant.optional(),
+    confirmed_at: maybeInstant.optional(),
+    unsubscribed_at: maybeInstant.optional(),
+    unsubscribe_reason: z.string().nullable().optional(),
+    signup_ip_hash: z.string().nullable().optional(),
+    confirm_ip_hash: z.string().nullable().optional(),
+    merged_at: instant,
+    deliveries: z.array(z.object({ recap_date: z.string(), sent_at: maybeInstant.optional() })),
+  })
+  .transform(
+    (row): MergedSpelling => ({
+      email: row.email,
+      createdAt: row.created_at ?? null,
+      confirmedAt: row.confirmed_at ?? null,
+      leftAt: row.unsubscribed_at ?? null,
+      leftReason: row.unsubscribe_reason ?? null,
+      signupNetworkHash: row.signup_ip_hash ?? null,
+      confirmNetworkHash: row.confirm_ip_hash ?? null,
+      mergedAt: row.merged_at,
+      deliveries: row.deliveries.map((d) => ({ recapDate: d.recap_date.slice(0, 10), sentAt: d.sent_at ?? null })),
+    }),
+  );
+
 const detailsRow = z
   .object({
     ...recordFields,
@@ -55,6 +82,8 @@ const detailsRow = z
     confirm_ip_hash: z.string().nullable(),
     welcomed_at: maybeInstant,
     deliveries: z.array(z.object({ recap_date: z.string(), sent_at: instant })),
+    // Absent from a database migrated before merged spellings were part of the answer.
+    merged_spellings: z.array(mergedSpellingRow).default([]),
   })
   .transform(
     (row): SubscriberDetails => ({
@@ -68,6 +97,7 @@ const detailsRow = z
       confirmNetworkHash: row.confirm_ip_hash,
       welcomedAt: row.welcomed_at,
       deliveries: row.deliveries.map((d) => ({ recapDate: d.recap_date.slice(0, 10), sentAt: d.sent_at })),
+      mergedSpellings: row.merged_spellings,
     }),
   );
 
@@ -130,6 +160,9 @@ export function subscriberStore(call: CallFunction): SubscriberStore {
     findSubscriber: (id) => find('subscriber_by_id', { p_id: id }),
     findSubscriberByEmail: (email) => find('subscriber_by_email', { p_email: normalizeEmail(email) }),
     removeSubscriber: async (id, reason: RemovalReason) => (await call('mark_subscriber_left', { p_id: id, p_reason: reason })) === true,
+    async suppressMailbox(addressHash, reason) {
+      await call('suppress_mailbox', { p_address_hash: addressHash, p_reason: reason });
+    },
     listAllSubscribers: (afterId, limit) => listSubscribers(call, afterId, limit, false),
     countSubscribers: async () => countsByStatus(z.record(z.string(), z.number()).parse(await call('count_subscribers', {}))),
   };

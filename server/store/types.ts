@@ -96,6 +96,21 @@ export interface SubscriberDetails extends SubscriberRecord {
   welcomedAt: Date | null;
   /** The recaps sent to this subscriber, oldest first. */
   deliveries: { recapDate: string; sentAt: Date }[];
+  /** The other spellings of this mailbox merged into this row, each as it was kept. */
+  mergedSpellings: MergedSpelling[];
+}
+
+/** A spelling of a mailbox merged into another row of it, with what was kept of it. */
+export interface MergedSpelling {
+  email: string;
+  createdAt: Date | null;
+  confirmedAt: Date | null;
+  leftAt: Date | null;
+  leftReason: string | null;
+  signupNetworkHash: string | null;
+  confirmNetworkHash: string | null;
+  mergedAt: Date;
+  deliveries: { recapDate: string; sentAt: Date | null }[];
 }
 
 export interface Subscriber {
@@ -265,6 +280,12 @@ export interface SubscriberStore {
    */
   removeSubscriber(id: string, reason: RemovalReason): Promise<boolean>;
 
+  /**
+   * Puts a mailbox (its keyed hash, SubscriberKeys.addressHashes' first) on the suppression list
+   * with no row: a complaint for an address already deleted. A complaint is never weakened.
+   */
+  suppressMailbox(addressHash: string, reason: 'bounced' | 'complained'): Promise<void>;
+
   /** Every subscriber (active or not) in id order, `limit` at a time after `afterId`, for export. */
   listAllSubscribers(afterId: string | null, limit: number): Promise<SubscriberRecord[]>;
 
@@ -337,6 +358,7 @@ export type SiteStore = Pick<
   | 'findSubscriber'
   | 'findSubscriberByEmail'
   | 'removeSubscriber'
+  | 'suppressMailbox'
   | 'recordEmailEvent'
   | 'recordLinkClick'
   | 'countEmailEngagement'

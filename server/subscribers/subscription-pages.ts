@@ -19,7 +19,7 @@ export interface SubscriptionOptions {
   siteUrl: string;
   keys: SubscriberKeys;
   signup: SignupService;
-  /** SIGNUP_CONFIRMATION: in double mode "Subscribe again" makes the address pending and mails a confirmation. */
+  /** SIGNUP_CONFIRMATION. */
   mode: SignupMode;
   /** Told when a fresh link was queued, so it goes out now rather than at the next poll. */
   outbox: { wake(): void };
@@ -90,6 +90,18 @@ export function dataExport(details: SubscriberDetails) {
     leftAt: details.leftAt?.toISOString() ?? null,
     welcomeEmailSentAt: details.welcomedAt?.toISOString() ?? null,
     recapsSent: details.deliveries.map((d) => ({ recap: d.recapDate, title: titles.get(d.recapDate) ?? null, sentAt: d.sentAt.toISOString() })),
+    // Every other spelling of the mailbox that was once a row of its own, as it was kept.
+    otherSpellings: details.mergedSpellings.map((spelling) => ({
+      address: spelling.email,
+      firstSignupAt: spelling.createdAt?.toISOString() ?? null,
+      confirmedAt: spelling.confirmedAt?.toISOString() ?? null,
+      leftAt: spelling.leftAt?.toISOString() ?? null,
+      reason: spelling.leftReason,
+      signupNetworkAddressHash: spelling.signupNetworkHash,
+      confirmationNetworkAddressHash: spelling.confirmNetworkHash,
+      mergedIntoThisAddressAt: spelling.mergedAt.toISOString(),
+      recapsSent: spelling.deliveries.map((d) => ({ recap: d.recapDate, title: titles.get(d.recapDate) ?? null, sentAt: d.sentAt?.toISOString() ?? null })),
+    })),
   };
 }
 

@@ -55,7 +55,10 @@ create trigger email_signups_forget_merged after delete on public.email_signups
 -- The merge. For each mailbox with several rows, the row kept is the one first confirmed (else the
 -- one first subscribed). Its state: a complaint on any row, else a bounce on any row; otherwise
 -- the most recent intent of any row (its unsubscribe, or its latest signup, confirmation or
--- re-subscription), so a merged complainer is never active. The other rows' ledger rows, events,
+-- re-subscription), so a merged complainer is never active. A pending row that never confirmed
+-- is nobody's proven intent (anyone can sign up any spelling), so it counts only when no other
+-- row of the mailbox says anything: a bot's later signup of another spelling cannot demote a
+-- confirmed reader to pending. The other rows' ledger rows, events,
 -- mail, state history and batch places move to the kept row; what cannot move (a second delivery
 -- of the same recap) stays in their archived copy. Triggers that would mail (a welcome or a
 -- confirmation claimed by the copy of a date) or forget history (the deletion's) are off meanwhile.
@@ -80,7 +83,8 @@ begin
       order by e.unsubscribe_reason = 'complained' desc, e.unsubscribed_at asc limit 1;
     select e.unsubscribed_at, e.unsubscribe_reason, e.pending_since into v_latest from public.email_signups e
       where e.mailbox = v_mailbox
-      order by case when e.unsubscribed_at is not null then e.unsubscribed_at
+      order by (e.pending_since is not null and e.unsubscribed_at is null and e.confirmed_at is null) asc,
+               case when e.unsubscribed_at is not null then e.unsubscribed_at
                     else greatest(coalesce(e.resubscribed_at, e.created_at), e.confirmed_at, e.pending_since) end desc
       limit 1;
 

@@ -10,12 +10,21 @@ export function newWebhookSecret(): string {
 }
 
 /** Posts a signed `email.complained` event for one message to `to`; the app's answer. */
-export async function postComplaint(server: TestServer, secret: string, to: string): Promise<{ status: number; body: unknown }> {
+export function postComplaint(server: TestServer, secret: string, to: string): Promise<{ status: number; body: unknown }> {
+  return postEmailEvent(server, secret, 'email.complained', to, {});
+}
+
+/** Posts a signed permanent `email.bounced` event for one message to `to`; the app's answer. */
+export function postBounce(server: TestServer, secret: string, to: string): Promise<{ status: number; body: unknown }> {
+  return postEmailEvent(server, secret, 'email.bounced', to, { bounce: { type: 'Permanent', subType: 'General' } });
+}
+
+async function postEmailEvent(server: TestServer, secret: string, type: string, to: string, extra: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
   const at = new Date();
   const body = JSON.stringify({
-    type: 'email.complained',
+    type,
     created_at: at.toISOString(),
-    data: { created_at: at.toISOString(), email_id: randomUUID(), from: 'Launched Weekly <digest@launchedweekly.com>', to: [to], subject: 'Launched Weekly' },
+    data: { created_at: at.toISOString(), email_id: randomUUID(), from: 'Launched Weekly <digest@launchedweekly.com>', to: [to], subject: 'Launched Weekly', ...extra },
   });
   const id = `msg_${randomBytes(8).toString('hex')}`;
   const response = await fetch(`${server.url}/webhooks/resend`, {

@@ -3,6 +3,9 @@
 // the subscription so no further Monday e-mail goes to that address; a digest's delivered, opened
 // and clicked events are only counted per recap (record-email-event.ts); everything else is
 // acknowledged and ignored. Replays are harmless: removing a subscriber keeps the first reason.
+// A bounce counts only for the spelling the row delivers to (one merged away, or replaced by the
+// owner's own, says nothing about it); a complaint for an address with no row (deleted before the
+// provider reported it) still puts its mailbox on the suppression list.
 import express, { type Request, type Response, type Router } from 'express';
 import type { Webhook } from 'svix';
 import * as z from 'zod';
@@ -10,12 +13,16 @@ import { normalizeEmail } from '../../../content/email-address.ts';
 import { sendError } from '../../http/errors.ts';
 import type { Logger } from '../../http/logger.ts';
 import type { RemovalReason, SiteStore } from '../../store/types.ts';
+import { canonicalAddress } from '../../subscribers/mailbox-key.ts';
+import type { SubscriberKeys } from '../../subscribers/subscriber-keys.ts';
 import { recordEmailEvent } from '../record-email-event.ts';
 
 export interface ResendWebhookOptions {
   store: SiteStore;
   /** RESEND_WEBHOOK_SECRET (whsec_…); without it the endpoint answers 503. */
   secret: string | undefined;
+  /** The mailbox hashes, to suppress a complained mailbox that has no row. */
+  keys: SubscriberKeys;
   logger: Logger;
 }
 
@@ -58,6 +65,25 @@ function recipients(event: ResendEvent): string[] {
 }
 
 /**
+ * Applies a bounce or complaint for one recipient; true when a row's state was asked to change.
+ * A bounce of a spelling other than the row's delivery address changes nothing; a complaint for a
+ * mailbox with no row suppresses the mailbox.
+ */
+async function applyRemoval(store: SiteStore, keys: SubscriberKeys, email: string, reason: RemovalReason): Promise<boolean> {
+  const subscriber = await store.findSubscriberByEmail(email);
+  if (!subscriber) {
+    if (reason === 'complained') {
+      const [mailboxHash] = await keys.addressHashes(email);
+      await store.suppressMailbox(mailboxHash!, 'complained');
+    }
+    return false;
+  }
+  const canonical = canonicalAddress(email);
+  if (reason === 'bounced' && subscriber.email !== (canonical.ok ? canonical.email : email)) return false;
+  return store.removeSubscriber(subscriber.id, reason);
+}
+
+/**
  * svix (a quarter of a megabyte of JavaScript) is loaded by the first signed request, not at start:
  * Resend posts a few events a week, and every page view would otherwise pay for it in memory.
  */
@@ -66,7 +92,7 @@ async function loadSvix(secret: string): Promise<{ verifier: Webhook; isVerifica
   return { verifier: new SvixWebhook(secret), isVerificationError: (error): error is Error => error instanceof WebhookVerificationError };
 }
 
-export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOptions): Router {
+export function resendWebhookRouter({ store, secret, keys, logger }: ResendWebhookOptions): Router {
   const router = express.Router();
   let svix: ReturnType<typeof loadSvix> | undefined;
 
@@ -123,10 +149,7 @@ export function resendWebhookRouter({ store, secret, logger }: ResendWebhookOpti
     }
     let removed = 0;
     try {
-      for (const email of recipients(event)) {
-        const subscriber = await store.findSubscriberByEmail(email);
-        if (subscriber && (await store.removeSubscriber(subscriber.id, reason))) removed += 1;
-      }
+      for (const email of recipients(event)) removed += (await applyRemoval(store, keys, email, reason)) ? 1 : 0;
     } catch (error) {
       // Not acknowledged, so Resend delivers the event again later.
       logger.error({ err: error, svixId: headers['svix-id'] }, 'Resend webhook could not be applied');

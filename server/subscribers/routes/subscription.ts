@@ -1,8 +1,9 @@
 // 'Your subscription': the page every e-mail's footer links to, with the unsubscribe link's signed
 // token. It shows the address (masked) and its state and offers POST buttons (never a change on
 // GET, since mail scanners open links). That token travels with every forwarded digest, so it only
-// unsubscribes at once; download, delete and subscribe again first mail a fresh one-hour, one-use
-// link to the address (server/subscribers/link-tokens.ts, routes in subscription-link.ts).
+// unsubscribes at once; download, delete and subscribe again (in either mode) first mail a fresh
+// one-hour, one-use link to the address (server/subscribers/link-tokens.ts, routes in
+// subscription-link.ts).
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
 import type { SubscriberDetails, SubscriberStatus } from '../../store/types.ts';
@@ -14,8 +15,13 @@ import { noReferrer } from '../../http/small-page.ts';
 const ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];
 
-/** Fresh links per subscriber per hour: enough for a person, too few to flood their inbox. */
-const FRESH_LINKS_PER_HOUR = 5;
+// A footer link travels with every forwarded digest, so whoever holds it may have one link of each
+// purpose mailed to the address an hour, and a few a week in all: enough for the owner, too few to
+// make the address a target.
+const LINKS_PER_PURPOSE_PER_HOUR = 1;
+const LINKS_PER_WEEK = 5;
+const HOUR_MS = 60 * 60 * 1000;
+const WEEK_MS = 7 * 24 * HOUR_MS;
 
 /** What this subscriber may do from here, by state. */
 function actionsFor(status: SubscriberStatus): Action[] {
@@ -92,48 +98,32 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
 
 /**
  * The buttons of the footer link's page (and "Subscribe again" on the unsubscribe page, which posts
- * here). Unsubscribing acts at once; downloading, deleting and (single mode) subscribing again only
- * mail a fresh link to the address; in double mode, subscribing again makes the address pending
- * and mails a confirmation, and for a bounced or complained address in either mode it mails a
- * confirmation only. Every notice says what was sent: none claims an e-mail that did not go.
+ * here). Whoever presses them may hold a forwarded digest, so only unsubscribing acts at once;
+ * downloading, deleting and subscribing again (in either mode) mail a fresh link to the address
+ * and change nothing, the row's network hash included: consent changes only by an act from the
+ * inbox. A bounced or complained address is mailed a confirmation instead (signup.resubscribe,
+ * throttled by the row). Every notice says what was sent: none claims an e-mail that did not go.
  * Returns the notice for the page.
  */
-function subscriptionActions({ store, secret, keys, signup, mode, outbox, logger, now = () => new Date() }: SubscriptionOptions) {
-  /** Whether this subscriber may be mailed one more link this hour (counted when it may). */
-  async function mayMail(details: SubscriberDetails): Promise<boolean> {
-    const counted = await store.hitRateLimit(freshLinkThrottleKey(details.id, secret), 1, 60 * 60 * 1000, false);
-    return counted.points <= FRESH_LINKS_PER_HOUR;
+function subscriptionActions({ store, secret, signup, outbox, logger, now = () => new Date() }: SubscriptionOptions) {
+  /** Whether this subscriber may be mailed one more link of this purpose now (counted when it may). */
+  async function mayMail(details: SubscriberDetails, purpose: LinkPurpose): Promise<boolean> {
+    const key = freshLinkThrottleKey(details.id, secret);
+    const hourly = await store.hitRateLimit(`${key}:${purpose}`, 1, HOUR_MS, false);
+    if (hourly.points > LINKS_PER_PURPOSE_PER_HOUR) return false;
+    const weekly = await store.hitRateLimit(`${key}:week`, 1, WEEK_MS, false);
+    return weekly.points <= LINKS_PER_WEEK;
   }
 
   async function sendLink(purpose: LinkPurpose, details: SubscriberDetails): Promise<string> {
     const masked = maskEmail(details.email);
-    if (!(await mayMail(details))) return subscriptionText.linkRecentlySent(masked);
+    if (!(await mayMail(details, purpose))) return subscriptionText.linkRecentlySent(masked);
     const { nonce, expiresAt } = newFreshLink(now());
     // Queued in the outbox, made for the subscriber's link version at this moment.
     if (!(await store.requestLink(details.id, purpose, nonce, expiresAt))) return subscriptionText.expiredBody;
     outbox.wake();
     logger.info({ subscriber: details.id, purpose }, 'fresh link queued');
     return subscriptionText.linkSent(masked);
-  }
-
-  /**
-   * Double mode, from unsubscribed or pending: the owner's confirmation. An address that confirmed
-   * before always gets it (the 24-hour throttle protects strangers' inboxes, not a known owner's),
-   * within the same hourly limit as fresh links; one that never confirmed waits out the throttle.
-   */
-  async function ownerConfirmation(details: SubscriberDetails, req: Request): Promise<string> {
-    const masked = maskEmail(details.email);
-    if (!(await mayMail(details))) return subscriptionText.linkRecentlySent(masked);
-    const [mailboxHash] = await keys.addressHashes(details.email);
-    const result = await store.resubscribeByOwner(details.id, keys.networkHash(req.ip), mailboxHash!);
-    if (!result) return subscriptionText.expiredBody;
-    if (result.outcome === 'sent') {
-      outbox.wake();
-      logger.info({ subscriber: details.id }, 'confirmation queued for subscribe again');
-      return subscriptionText.confirmationSent;
-    }
-    if (result.outcome === 'throttled') return subscriptionText.confirmationThrottled(masked);
-    return result.status === 'active' ? subscriptionText.resubscribed : subscriptionText.nothingChanged;
   }
 
   return async (action: Action, details: SubscriberDetails, req: Request): Promise<string> => {
@@ -152,7 +142,7 @@ function subscriptionActions({ store, secret, keys, signup, mode, outbox, logger
           if (outcome === 'nothing_sent') return subscriptionText.confirmationThrottled(maskEmail(details.email));
           return outcome === 'confirmation_sent' ? subscriptionText.confirmationSent : subscriptionText.resubscribed;
         }
-        return mode === 'double' ? ownerConfirmation(details, req) : sendLink('resubscribe', details);
+        return sendLink('resubscribe', details);
     }
   };
 }
