@@ -186,6 +186,7 @@ for (const kind of kinds) {
           'outbox_from_signup',
           'outbox_recent',
           'outbox_settle',
+          'prune_link_click_window',
           'prune_pending_subscribers',
           'prune_retained',
           'record_email_engagement',
