@@ -18,6 +18,7 @@ const SUITES: Record<string, Suite> = {
   scale: async (before) => (await import('./scale.ts')).runScaleBench(before),
   runtime: async (before) => (await import('./runtime.ts')).runRuntimeBench(before),
   report: async (before) => (await import('./report.ts')).runReportBench(before),
+  model: async () => (await import('./model.ts')).runModelBench(),
 };
 /** The benchmarks that measure a before tree beside this one. */
 const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest', 'scale']);

@@ -126,8 +126,8 @@ function signup(state: LifeState, mode: 'single' | 'double'): Transition {
     case 'pending':
       return mode === 'single' ? to('active', 'welcome') : throttled('pending', 'confirmation');
     case 'unsubscribed':
-      // Double mode: the row stays as it is until the owner confirms.
-      return mode === 'single' ? to('active', 'welcome') : throttled('unsubscribed', 'confirmation');
+      // Double mode: waiting for the owner's confirmation again, which gets no digest meanwhile.
+      return mode === 'single' ? to('active', 'welcome') : throttled('pending', 'confirmation');
     case 'active':
       return stay('active');
   }

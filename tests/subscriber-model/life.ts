@@ -12,14 +12,14 @@ import {
   keptSpellings,
   leftOfMailbox,
   lifeSpellings,
-  mailsSince,
+  mergeLegacySpelling,
   operatorDelete,
   postFooter,
   postOneClick,
   postProviderEvent,
   postSignup,
   pressLink,
-  rowsOf,
+  readStep,
   stored,
   type LifeSystem,
   type MailedLink,
@@ -54,21 +54,30 @@ export interface LifeReal {
   spellings: string[][];
   /** Every row id each reader had, so mail to a row deleted since is still theirs. */
   ids: Map<string, number>;
+  /** The readers' rows after the last step: only this life's steps change them. */
+  rows?: RowState[][];
+  /** Ids of legacy rows merged into each reader's row, newest last. */
+  merged: Map<number, string[]>;
 }
 
-type Act = (real: LifeReal, rows: RowState[][]) => Promise<{ status?: number; body?: string } | void>;
+/** What an act answered; `skipped` when it had nothing to act with (no link of that kind held). */
+type Act = (real: LifeReal, rows: RowState[][]) => Promise<{ status?: number; body?: string; skipped?: true } | void>;
 
 /** Runs one event: the act on the system, then every check of the table and the invariants. */
 async function step(model: LifeModel, real: LifeReal, reader: number, event: LifeEvent, act: Act): Promise<void> {
-  const before = await rowsOf(real.system, real.spellings);
+  const before = real.rows ?? (await readStep(real.system, real.spellings, () => () => undefined)).rows;
   const answer = await act(real, before);
   // A limit that refused the request outright (429) is no event at all.
-  const happened = answer?.status !== 429;
+  const happened = answer?.status !== 429 && !answer?.skipped;
   const modelReader = model.readers[reader]!;
   const expected = happened ? next(modelReader.state, event) : { next: modelReader.state, mail: 'none' as const };
-  const after = await rowsOf(real.system, real.spellings);
-  for (const [r, rows] of [...before.entries(), ...after.entries()]) for (const row of rows) real.ids.set(row.id, r);
-  const mails = await mailsSince(real.system, (id) => real.ids.get(id));
+  const { rows: after, mails } = await readStep(real.system, real.spellings, (rows) => {
+    for (const [r, list] of [...before.entries(), ...rows.entries()]) for (const row of list) real.ids.set(row.id, r);
+    return (id) => real.ids.get(id);
+  });
+  real.rows = after;
+  // Legacy rows go with the row they were merged into.
+  for (const r of after.keys()) if (after[r]![0]?.id !== before[r]![0]?.id) real.merged.delete(r);
   const where = `${EVENT_TEXT[event].text} (reader ${reader}, from ${modelReader.state})`;
 
   checkMail(model, reader, event, expected, mails, where);
@@ -126,10 +135,12 @@ async function checkData(real: LifeReal, reader: number, event: LifeEvent, row: 
 const rowOf = (rows: RowState[][], reader: number) => rows[reader]![0];
 const READERS = 2;
 const SPELLINGS = 4;
-const reader = fc.nat({ max: READERS - 1 });
+// The first reader more often than the others, so short lives reach deep into one mailbox's life
+// while the others check that nothing spills over.
+const reader = fc.constantFrom(0, 0, ...Array.from({ length: READERS - 1 }, (_, r) => r + 1));
 const spelling = fc.nat({ max: SPELLINGS - 1 });
 
-class Signup implements fc.AsyncCommand<LifeModel, LifeReal> {
+export class Signup implements fc.AsyncCommand<LifeModel, LifeReal> {
   constructor(readonly reader: number, readonly spelling: number) {}
   check = () => true;
   run = (model: LifeModel, real: LifeReal) =>
@@ -141,50 +152,94 @@ class Signup implements fc.AsyncCommand<LifeModel, LifeReal> {
 
 const FOOTER_ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 
-class Footer implements fc.AsyncCommand<LifeModel, LifeReal> {
-  constructor(readonly reader: number, readonly action: (typeof FOOTER_ACTIONS)[number]) {}
+/** The footer page's button, pressed `presses` times in a row (a forwarded digest in several hands). */
+export class Footer implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly reader: number, readonly action: (typeof FOOTER_ACTIONS)[number], readonly presses = 1) {}
   check = () => true;
-  run(model: LifeModel, real: LifeReal) {
+  async run(model: LifeModel, real: LifeReal) {
     const event: LifeEvent = this.action === 'resubscribe' ? `footer-resubscribe-${model.mode}` : `footer-${this.action}`;
-    return step(model, real, this.reader, event, async (_, rows) => {
-      const row = rowOf(rows, this.reader);
-      if (row) return { status: await postFooter(real.system, model.mode, row.id, this.action) };
-    });
+    for (let press = 0; press < this.presses; press += 1) {
+      await step(model, real, this.reader, event, async (_, rows) => {
+        const row = rowOf(rows, this.reader);
+        if (row) return { status: await postFooter(real.system, model.mode, row.id, this.action) };
+      });
+    }
   }
-  toString = () => `footer(reader ${this.reader}, ${this.action})`;
+  toString = () => `footer(reader ${this.reader}, ${this.action}${this.presses > 1 ? ` ×${this.presses}` : ''})`;
 }
 
-class OneClick implements fc.AsyncCommand<LifeModel, LifeReal> {
-  constructor(readonly reader: number) {}
+/** One-click unsubscribe from a digest: the row's own link, or one mailed before a legacy row was merged into it. */
+export class OneClick implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly reader: number, readonly fromBeforeMerge: boolean) {}
   check = () => true;
   run = (model: LifeModel, real: LifeReal) =>
     step(model, real, this.reader, 'one-click-unsubscribe', async (_, rows) => {
       const row = rowOf(rows, this.reader);
-      if (row) return { status: await postOneClick(real.system, row.id) };
+      const id = this.fromBeforeMerge ? real.merged.get(this.reader)?.at(-1) : row?.id;
+      if (this.fromBeforeMerge && !id) return { skipped: true };
+      if (row && id) return { status: await postOneClick(real.system, id) };
     });
-  toString = () => `oneClickUnsubscribe(reader ${this.reader})`;
+  toString = () => `oneClickUnsubscribe(reader ${this.reader}${this.fromBeforeMerge ? ', a link mailed before the merge' : ''})`;
+}
+
+/**
+ * A legacy list's row of another spelling, merged into the reader's row as the one-row-per-mailbox
+ * migration does: no event of the table (the state stays), but the download must hold it, the
+ * delete remove it, and its old links keep working for the mailbox.
+ */
+export class LegacySpelling implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly reader: number, readonly spelling: number) {}
+  check = () => true;
+  async run(model: LifeModel, real: LifeReal) {
+    const row = rowOf(real.rows ?? (await readStep(real.system, real.spellings, () => () => undefined)).rows, this.reader);
+    if (!row) return;
+    const id = await mergeLegacySpelling(real.system, row, real.spellings[this.reader]![this.spelling]!);
+    real.merged.set(this.reader, [...(real.merged.get(this.reader) ?? []), id]);
+  }
+  toString = () => `legacySpellingMerged(reader ${this.reader}, spelling ${this.spelling})`;
+}
+
+/** Presses a link held from an earlier e-mail: current only when the row has not changed since and it is unused. */
+function pressHeld(model: LifeModel, real: LifeReal, link: HeldLink): Promise<void> {
+  const owner = model.readers[link.reader]!;
+  const current = link.changesAtMail === owner.changes && !link.used;
+  const event: LifeEvent = link.kind === 'confirm' ? (current ? 'confirm-current' : 'confirm-old') : current ? (`fresh-${link.purpose!}` as LifeEvent) : 'fresh-old';
+  return step(model, real, link.reader, event, async () => {
+    const answer = await pressLink(real.system, model.mode, link);
+    if (link.kind === 'link') link.used = true;
+    return answer;
+  });
 }
 
 /** Presses a link the system mailed earlier in this life: the newest of its kind, or an older one. */
-class PressLink implements fc.AsyncCommand<LifeModel, LifeReal> {
+export class PressLink implements fc.AsyncCommand<LifeModel, LifeReal> {
   constructor(readonly pick: number, readonly kind: 'confirm' | 'link') {}
   check = (model: Readonly<LifeModel>) => model.links.some((link) => link.kind === this.kind);
   run(model: LifeModel, real: LifeReal) {
     const held = model.links.filter((link) => link.kind === this.kind);
-    const link = held[held.length - 1 - (this.pick % held.length)]!;
-    const owner = model.readers[link.reader]!;
-    const current = link.changesAtMail === owner.changes && !link.used;
-    const event: LifeEvent = this.kind === 'confirm' ? (current ? 'confirm-current' : 'confirm-old') : current ? (`fresh-${link.purpose!}` as LifeEvent) : 'fresh-old';
-    return step(model, real, link.reader, event, async () => {
-      const answer = await pressLink(real.system, model.mode, link);
-      if (this.kind === 'link') link.used = true;
-      return answer;
-    });
+    return pressHeld(model, real, held[held.length - 1 - (this.pick % held.length)]!);
   }
   toString = () => `press(${this.kind}, ${this.pick === 0 ? 'newest' : `${this.pick} back`})`;
 }
 
-class ProviderReport implements fc.AsyncCommand<LifeModel, LifeReal> {
+/**
+ * A reader who signed up and confirmed (in single mode the signup is the confirmation), and who
+ * then perhaps left: several events in one command, each checked, so a short life reaches what a
+ * confirmed reader can lose.
+ */
+export class ConfirmedReader implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(readonly reader: number, readonly spelling: number, readonly thenLeave: boolean) {}
+  check = () => true;
+  async run(model: LifeModel, real: LifeReal) {
+    await new Signup(this.reader, this.spelling).run(model, real);
+    const confirmation = model.links.findLast((link) => link.kind === 'confirm' && link.reader === this.reader);
+    if (model.mode === 'double' && confirmation) await pressHeld(model, real, confirmation);
+    if (this.thenLeave) await new Footer(this.reader, 'unsubscribe').run(model, real);
+  }
+  toString = () => `confirmedReader(reader ${this.reader}, spelling ${this.spelling}${this.thenLeave ? ', then unsubscribed' : ''})`;
+}
+
+export class ProviderReport implements fc.AsyncCommand<LifeModel, LifeReal> {
   constructor(readonly reader: number, readonly spelling: number, readonly type: 'email.bounced' | 'email.complained') {}
   check = () => true;
   run(model: LifeModel, real: LifeReal) {
@@ -197,21 +252,21 @@ class ProviderReport implements fc.AsyncCommand<LifeModel, LifeReal> {
 }
 
 /** A bounce is of the delivery address only when it names the row's own address, so it is decided at run time. */
-class Bounce extends ProviderReport {
+export class Bounce extends ProviderReport {
   constructor(reader: number, spelling: number) {
     super(reader, spelling, 'email.bounced');
   }
   override run(model: LifeModel, real: LifeReal) {
     const address = stored(real.spellings[this.reader]![this.spelling]!);
     return (async () => {
-      const row = rowOf(await rowsOf(real.system, real.spellings), this.reader);
+      const row = rowOf(real.rows ?? (await readStep(real.system, real.spellings, () => () => undefined)).rows, this.reader);
       const event: LifeEvent = row?.email === address ? 'bounce-delivery' : 'bounce-other';
       await step(model, real, this.reader, event, async () => ({ status: await postProviderEvent(real.system, 'email.bounced', address) }));
     })();
   }
 }
 
-class Operator implements fc.AsyncCommand<LifeModel, LifeReal> {
+export class Operator implements fc.AsyncCommand<LifeModel, LifeReal> {
   constructor(readonly reader: number, readonly spelling: number, readonly act: 'import' | 'operator-delete' | 'pending-prune') {}
   check = () => true;
   run = (model: LifeModel, real: LifeReal) =>
@@ -224,24 +279,35 @@ class Operator implements fc.AsyncCommand<LifeModel, LifeReal> {
   toString = () => `${this.act}(reader ${this.reader}${this.act === 'import' ? `, spelling ${this.spelling}` : ''})`;
 }
 
+const confirmedReader = fc.tuple(reader, spelling, fc.boolean()).map(([r, s, leave]) => new ConfirmedReader(r, s, leave));
+const footer = fc.tuple(reader, fc.constantFrom(...FOOTER_ACTIONS), fc.integer({ min: 1, max: LINK_HOLDER_MAILS_PER_WEEK + 1 })).map(([r, a, n]) => new Footer(r, a, n));
+
+// fast-check picks among these evenly: the two that reach deepest are listed twice.
 export const lifeCommands = [
+  confirmedReader,
+  confirmedReader,
+  footer,
+  footer,
   fc.tuple(reader, spelling).map(([r, s]) => new Signup(r, s)),
-  fc.tuple(reader, fc.constantFrom(...FOOTER_ACTIONS)).map(([r, a]) => new Footer(r, a)),
-  reader.map((r) => new OneClick(r)),
+  fc.tuple(reader, fc.boolean()).map(([r, old]) => new OneClick(r, old)),
+  fc.tuple(reader, spelling).map(([r, s]) => new LegacySpelling(r, s)),
   fc.tuple(fc.nat({ max: 2 }), fc.constantFrom('confirm' as const, 'link' as const)).map(([pick, kind]) => new PressLink(pick, kind)),
   fc.tuple(reader, spelling).map(([r, s]) => new Bounce(r, s)),
   fc.tuple(reader, spelling).map(([r, s]) => new ProviderReport(r, s, 'email.complained')),
   fc.tuple(reader, spelling, fc.constantFrom('import' as const, 'operator-delete' as const, 'pending-prune' as const)).map(([r, s, a]) => new Operator(r, s, a)),
 ];
 
+/** Runs one life: a new pair of mailboxes, in one mode, through these commands in order. */
+export async function runLife(system: LifeSystem, mode: Mode, commands: Iterable<fc.AsyncCommand<LifeModel, LifeReal>>): Promise<void> {
+  system.lives += 1;
+  const spellings = lifeSpellings(`${process.pid.toString(36)}${system.lives.toString(36)}${Math.random().toString(36).slice(2, 6)}`);
+  const model: LifeModel = { mode, readers: spellings.map(() => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0 })), links: [] };
+  await fc.asyncModelRun(() => ({ model, real: { system, spellings, ids: new Map(), merged: new Map() } }), commands);
+}
+
 /** One generated life: a mode, then a short sequence of events over a new pair of mailboxes. */
 export function lifeProperty(system: LifeSystem, maxCommands: number) {
-  return fc.asyncProperty(fc.constantFrom<Mode>('single', 'double'), fc.commands(lifeCommands, { maxCommands }), async (mode, commands) => {
-    system.lives += 1;
-    const spellings = lifeSpellings(`${process.pid.toString(36)}${system.lives.toString(36)}${Math.random().toString(36).slice(2, 6)}`);
-    const model: LifeModel = { mode, readers: spellings.map(() => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0 })), links: [] };
-    await fc.asyncModelRun(() => ({ model, real: { system, spellings, ids: new Map() } }), commands);
-  });
+  return fc.asyncProperty(fc.constantFrom<Mode>('single', 'double'), fc.commands(lifeCommands, { maxCommands }), (mode, commands) => runLife(system, mode, commands));
 }
 
 /**

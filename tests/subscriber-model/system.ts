@@ -9,6 +9,7 @@ import { importSubscriberRows } from '../../server/subscribers/subscriber-import
 import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../../server/subscribers/subscriber-keys.ts';
 import { createConfirmToken, createUnsubscribeToken } from '../../server/subscribers/unsubscribe-token.ts';
 import { createFreshLinkToken, type LinkPurpose } from '../../server/subscribers/link-tokens.ts';
+import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { newWebhookSecret } from '../support/resend-webhook.ts';
@@ -49,11 +50,15 @@ export interface LifeSystem {
   close(): Promise<void>;
 }
 
+// The checks read what was queued (mail_outbox); rendering and writing each message would only
+// spend the time thousands of lives need.
+const QUEUE_ONLY: OutboxWorker = { start() {}, wake() {}, deliverDue: async () => 0, stop: async () => {} };
+
 export async function startLifeSystem(store: Store, sql: SqlClient): Promise<LifeSystem> {
   const webhookSecret = newWebhookSecret();
   const config = { welcomeEmail: true, resendWebhookSecret: webhookSecret, rateLimitPerMinute: 1_000_000 };
-  const single = await startTestServer({ store, config: { ...config, signupConfirmation: 'single' } });
-  const double = await startTestServer({ store, config: { ...config, signupConfirmation: 'double' } });
+  const single = await startTestServer({ store, outbox: QUEUE_ONLY, config: { ...config, signupConfirmation: 'single' } });
+  const double = await startTestServer({ store, outbox: QUEUE_ONLY, config: { ...config, signupConfirmation: 'double' } });
   const keys = subscriberKeys(TEST_UNSUBSCRIBE_SECRET, [], storedMailboxKey(store));
   const last = await sql.query<{ id: string | null }>('select max(id)::text as id from public.mail_outbox');
   return {
@@ -84,33 +89,46 @@ export const stored = (raw: string): string => {
   return canonical.ok ? canonical.email : raw;
 };
 
-/** Each reader's row, by the mailbox rule the server uses (not the database's), so two rows of one mailbox show. */
-export async function rowsOf(system: LifeSystem, spellings: readonly string[][]): Promise<RowState[][]> {
-  const keys = spellings.map((list) => mailboxKey(list[0]!));
-  const result = await system.sql.query<{ id: string; email: string; status: string; key: string }>(
-    'select id::text as id, email, status, public.mailbox_key(email) as key from public.email_signups where public.mailbox_key(email) = any($1::text[])',
-    [keys],
-  );
-  return keys.map((key) => result.rows.filter((row) => row.key === key).map(({ id, email, status }) => ({ id, email, status })));
+interface StepRead {
+  rows: { id: string; email: string; status: string; key: string }[] | null;
+  mails: { id: string; kind: string; subscriber_id: string | null; payload: Record<string, unknown>; created_at: string }[] | null;
 }
 
-const MAIL_KINDS: Record<string, QueuedMail['kind']> = { confirm: 'confirmation', welcome: 'welcome', link: 'fresh-link' };
-
-/** The e-mails queued since the last call, each given to the reader whose row it names (ids: the rows before and after the step). */
-export async function mailsSince(system: LifeSystem, readerOf: (subscriberId: string) => number | undefined): Promise<QueuedMail[]> {
-  const result = await system.sql.query<{ id: string; kind: string; subscriber_id: string | null; payload: Record<string, unknown>; created_at: Date | string }>(
-    'select id::text as id, kind, subscriber_id, payload, created_at from public.mail_outbox where id > $1 order by id',
-    [system.lastMailId],
+/**
+ * After a step, in one round trip: each reader's rows, found by the mailbox rule the server uses
+ * (not the database's), so two rows of one mailbox would show; and the e-mails queued since the
+ * last read, each given to the reader whose row it names (`readerOf`, told the rows first).
+ */
+export async function readStep(
+  system: LifeSystem,
+  spellings: readonly string[][],
+  readerOf: (rows: RowState[][]) => (subscriberId: string) => number | undefined,
+): Promise<{ rows: RowState[][]; mails: QueuedMail[] }> {
+  const keys = spellings.map((list) => mailboxKey(list[0]!));
+  const result = await system.sql.query<StepRead>(
+    `select
+       (select json_agg(json_build_object('id', e.id::text, 'email', e.email, 'status', e.status, 'key', public.mailbox_key(e.email)))
+          from public.email_signups e where public.mailbox_key(e.email) = any($1::text[])) as rows,
+       (select json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'subscriber_id', m.subscriber_id, 'payload', m.payload, 'created_at', m.created_at) order by m.id)
+          from public.mail_outbox m where m.id > $2) as mails`,
+    [keys, system.lastMailId],
   );
+  const read = result.rows[0]!;
+  const parse = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+  const found = parse(read.rows) ?? [];
+  const rows = keys.map((key) => found.filter((row) => row.key === key).map(({ id, email, status }) => ({ id, email, status })));
+  const owner = readerOf(rows);
   const mails: QueuedMail[] = [];
-  for (const row of result.rows) {
+  for (const row of parse(read.mails) ?? []) {
     system.lastMailId = Math.max(system.lastMailId, Number(row.id));
-    const reader = row.subscriber_id === null ? undefined : readerOf(row.subscriber_id);
+    const reader = row.subscriber_id === null ? undefined : owner(row.subscriber_id);
     if (reader === undefined) continue;
     mails.push({ reader, kind: MAIL_KINDS[row.kind] ?? 'other', link: linkOf(row.kind, row.subscriber_id!, row.payload, new Date(row.created_at)) });
   }
-  return mails;
+  return { rows, mails };
 }
+
+const MAIL_KINDS: Record<string, QueuedMail['kind']> = { confirm: 'confirmation', welcome: 'welcome', link: 'fresh-link' };
 
 function linkOf(kind: string, subscriberId: string, payload: Record<string, unknown>, createdAt: Date): MailedLink | null {
   if (kind === 'confirm') {
@@ -194,12 +212,32 @@ export async function operatorDelete(system: LifeSystem, row: RowState): Promise
 
 /** The pending prune after the row's dates are moved back past the pending window. */
 export async function agedPrune(system: LifeSystem, row: RowState): Promise<void> {
-  await system.sql.query(
-    `update public.email_signups set pending_since = pending_since - interval '60 days',
-       confirmation_sent_at = confirmation_sent_at - interval '60 days' where id::text = $1`,
-    [row.id],
-  );
+  // As time would move them: without the triggers, which would take a changed confirmation_sent_at for a new confirmation.
+  await system.sql.transaction(async (tx) => {
+    await tx.query('set local session_replication_role = replica');
+    await tx.query(
+      `update public.email_signups set pending_since = pending_since - interval '60 days',
+         confirmation_sent_at = confirmation_sent_at - interval '60 days' where id::text = $1`,
+      [row.id],
+    );
+  });
   await system.store.prunePending(30);
+}
+
+/**
+ * A spelling merged into the row as the one-row-per-mailbox migration merges a legacy list's rows:
+ * its own id, address and network hash kept beside the row. Returns the merged row's id, which
+ * links mailed before the merge still carry.
+ */
+export async function mergeLegacySpelling(system: LifeSystem, row: RowState, email: string): Promise<string> {
+  const id = randomUUID();
+  await system.sql.query(
+    `insert into public.email_signups_merged (id, merged_into, original)
+     select $2, e.id::text, to_jsonb(e) || jsonb_build_object('id', $2::text, 'email', $3::text, 'signup_ip_hash', 'legacy-network-hash', 'deliveries', '[]'::jsonb)
+     from public.email_signups e where e.id::text = $1`,
+    [row.id, id, stored(email)],
+  );
+  return id;
 }
 
 /** Every spelling the store keeps of a mailbox: its row's address and any merged into it. */
