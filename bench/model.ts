@@ -37,7 +37,7 @@ export async function runModelBench(): Promise<void> {
     `| lives per store | stores | outcome | wall time | load at start |`,
     `|---|---|---|---|---|`,
     `| ${LIVES.toLocaleString('en')} | PGlite (seed), PostgreSQL | ${code === 0 ? 'no failure' : 'FAILED'} | ${seconds.toFixed(0)} s | ${load} |`,
-    ...(failures.length > 0 ? ['', 'Failures (replay with SEED and SEED_PATH):', '', ...failures.map((line) => `    ${line.trim()}`)] : []),
+    ...(failures.length > 0 ? ['', 'Failures (replay with SEED, SEED_PATH and SEED_COMMANDS, the replayPath in the counterexample):', '', ...failures.map((line) => `    ${line.trim()}`)] : []),
   ].join('\n');
   if (process.env.BENCH_MODEL_PRINT_ONLY === '1') console.log(body);
   else await recordResults("The subscriber's life: generated lives against the table", `BENCH_MODEL_LIVES=${LIVES} npm run bench -- model`, body);

@@ -1,7 +1,8 @@
 // One store's share of the model-based test: a database opened once, the app on it in both modes,
-// and LIVES generated lives, each on mailboxes of its own. A failure names its seed and path
-// (replay: SEED=… SEED_PATH=… npx vitest run tests/subscriber-model) and the shortest sequence of
-// events fast-check shrank it to. MODEL_LIVES sets how many lives run.
+// and LIVES generated lives, each on mailboxes of its own. A failure names its seed, path and the
+// shortest sequence of events fast-check shrank it to, with that sequence's replayPath; replay it
+// with SEED=… SEED_PATH=… SEED_COMMANDS=… npx vitest run tests/subscriber-model/lives-<store>.test.ts.
+// MODEL_LIVES sets how many lives run.
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import type { OpenedSqlBackend } from '../support/sql-backends.ts';

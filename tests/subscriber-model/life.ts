@@ -307,12 +307,15 @@ export async function runLife(system: LifeSystem, mode: Mode, commands: Iterable
 
 /** One generated life: a mode, then a short sequence of events over a new pair of mailboxes. */
 export function lifeProperty(system: LifeSystem, maxCommands: number) {
-  return fc.asyncProperty(fc.constantFrom<Mode>('single', 'double'), fc.commands(lifeCommands, { maxCommands }), (mode, commands) => runLife(system, mode, commands));
+  const replayPath = process.env.SEED_COMMANDS;
+  const commands = fc.commands(lifeCommands, { maxCommands, ...(replayPath ? { replayPath } : {}) });
+  return fc.asyncProperty(fc.constantFrom<Mode>('single', 'double'), commands, (mode, run) => runLife(system, mode, run));
 }
 
 /**
- * fast-check's options for a run. A failure prints its seed and path; SEED and SEED_PATH replay it
- * (the shell's PATH is taken), and fast-check shrinks it to its shortest sequence of events.
+ * fast-check's options for a run. A failure prints its seed, its path and, in the counterexample,
+ * the commands' replayPath; SEED, SEED_PATH and SEED_COMMANDS replay it (the shell's PATH is taken).
+ * fast-check shrinks a failure to its shortest sequence of events before printing it.
  */
 export function runOptions(numRuns: number): fc.Parameters<unknown> {
   const seed = process.env.SEED === undefined ? undefined : Number(process.env.SEED);
