@@ -1045,6 +1045,23 @@ end
 $_$;
 
 --
+-- Name: prune_link_click_window(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.prune_link_click_window(p_at timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_gone integer;
+begin
+  delete from public.link_click_window w where w.expires_at <= p_at;
+  get diagnostics v_gone = row_count;
+  return v_gone;
+end
+$$;
+
+--
 -- Name: prune_pending_subscribers(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1167,10 +1184,9 @@ CREATE FUNCTION public.record_link_click(p_recap_date date, p_entry text, p_clic
 declare
   v_new integer;
 begin
-  delete from public.link_click_window w where w.expires_at <= p_at;
-  insert into public.link_click_window (click_key, expires_at)
+  insert into public.link_click_window as w (click_key, expires_at)
   values (p_click_key, p_at + make_interval(secs => p_window_seconds))
-  on conflict (click_key) do nothing;
+  on conflict (click_key) do update set expires_at = excluded.expires_at where w.expires_at <= p_at;
   get diagnostics v_new = row_count;
   if v_new = 0 then
     return false;
@@ -3225,6 +3241,13 @@ GRANT ALL ON FUNCTION public.outbox_release_sender() TO service_role;
 
 REVOKE ALL ON FUNCTION public.outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.outbox_settle(p_id bigint, p_claim uuid, p_state text, p_error text, p_retry_seconds integer, p_provider_id text, p_uncertain boolean, p_now timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION prune_link_click_window(p_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.prune_link_click_window(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prune_link_click_window(p_at timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION prune_pending_subscribers(p_days integer); Type: ACL; Schema: public; Owner: -

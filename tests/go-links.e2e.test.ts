@@ -20,7 +20,7 @@ import type { Recap } from '../content/schema.ts';
 import { withCampaign } from '../content/site.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { CLICK_WINDOW_SECONDS } from '../server/site/routes/go.ts';
+import { CLICK_WINDOW_SECONDS, CLICKS_PER_NETWORK_PER_WEEK } from '../server/site/routes/go.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import type { Store } from '../server/store/types.ts';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable } from './support/browser.ts';
@@ -235,6 +235,60 @@ for (const backend of sqlBackends) {
       const window = await sql.query<{ click_key: string }>('select click_key from public.link_click_window');
       expect(window.rows.length).toBeGreaterThan(0);
       for (const row of window.rows) expect(row.click_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('one network moves a launch by at most its weekly cap, past it every request still gets its redirect and writes nothing but the counter', async () => {
+      const minutesLater = (minutes: number) => new Date(AFTER_PUBLICATION.getTime() + minutes * 60_000);
+      const tableSizes = async () => {
+        const result = await sql.query<{ window: string; counters: string }>(
+          'select (select count(*) from public.link_click_window) as window, (select count(*) from public.signup_rate_limits) as counters',
+        );
+        return { window: Number(result.rows[0]!.window), counters: Number(result.rows[0]!.counters) };
+      };
+      // One IPv4 client, a new request every 11 minutes: each one outside the repeat window.
+      for (let i = 0; i < CLICKS_PER_NETWORK_PER_WEEK; i += 1) {
+        now = minutesLater(11 * i);
+        expect((await go(`/go${WEEK.path}/2`, { from: '198.51.100.7' })).status).toBe(302);
+      }
+      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+      const atCap = await tableSizes();
+      for (let i = CLICKS_PER_NETWORK_PER_WEEK; i < CLICKS_PER_NETWORK_PER_WEEK + 20; i += 1) {
+        now = minutesLater(11 * i);
+        const response = await go(`/go${WEEK.path}/2`, { from: '198.51.100.7' });
+        expect(response.status).toBe(302);
+        expect(response.headers.get('location')).toBe(linkedBefore(WEEK, server.url, '2'));
+      }
+      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+      expect(await tableSizes()).toEqual(atCap);
+      // The cap is per entry and per network: another launch, and a neighbour's address, still count.
+      expect((await go(`/go${WEEK.path}/9`, { from: '198.51.100.7' })).status).toBe(302);
+      expect((await go(`/go${WEEK.path}/2`, { from: '198.51.100.8' })).status).toBe(302);
+      expect(await clicksOf('9')).toBe(1);
+      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK + 1);
+
+      // Rotating through the /56 networks of one routed /48 is one network to the cap.
+      for (let subnet = 0; subnet < 3 * CLICKS_PER_NETWORK_PER_WEEK; subnet += 1) {
+        expect((await go(`/go${WEEK.path}/10`, { from: `2001:db8:7:${(subnet * 256).toString(16)}::1` })).status).toBe(302);
+      }
+      expect(await clicksOf('10')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+    });
+
+    it('a click leaves the expired window rows to housekeeping, which removes exactly those', async () => {
+      for (const [index, from] of ['192.0.2.1', '192.0.2.2', '192.0.2.3'].entries()) {
+        expect((await go(`/go${WEEK.path}/${index + 1}`, { from })).status).toBe(302);
+      }
+      now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
+      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
+      // The same client's click after its window counts again, taking over its expired row.
+      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.1' })).status).toBe(302);
+      expect(await clicksOf('1')).toBe(3);
+      const windowRows = async () => Number((await sql.query<{ n: string }>('select count(*) as n from public.link_click_window')).rows[0]!.n);
+      expect(await windowRows()).toBe(4);
+      expect(await store.pruneLinkClickWindow(now)).toBe(2);
+      expect(await windowRows()).toBe(2);
+      // The rows still inside their window keep working: a repeat is not counted again.
+      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
+      expect(await clicksOf('1')).toBe(3);
     });
   });
 }

@@ -148,6 +148,7 @@ for (const kind of kinds) {
           'outbox_recent',
           'outbox_release_sender',
           'outbox_settle',
+          'prune_link_click_window',
           'prune_pending_subscribers',
           'prune_retained',
           'record_email_engagement',

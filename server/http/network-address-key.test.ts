@@ -1,7 +1,7 @@
 // What a network address is counted as by the signup limit: an IPv6 client usually holds a whole
 // /56 or /64, so its addresses share one count; an IPv4 client (also written IPv4-mapped) is itself.
 import { describe, expect, it } from 'vitest';
-import { networkAddressKey } from './network-address-key.ts';
+import { networkAddressKey, routedNetworkKey } from './network-address-key.ts';
 
 describe('networkAddressKey', () => {
   it('counts an IPv4 address as itself, however it is written', () => {
@@ -16,5 +16,15 @@ describe('networkAddressKey', () => {
     expect(networkAddressKey('2001:db8:abcd:1200::9')).toBe(key);
     expect(networkAddressKey('2001:DB8:ABCD:12AB:ffff::1')).toBe(key);
     expect(networkAddressKey('2001:db8:abcd:1300::1')).not.toBe(key);
+  });
+});
+
+describe('routedNetworkKey', () => {
+  it('counts every /56 of one routed IPv6 /48 as one network, and an IPv4 address as itself', () => {
+    const key = routedNetworkKey('2001:db8:abcd:12ff:1:2:3:4');
+    expect(key).toBe('2001:db8:abcd::/48');
+    expect(routedNetworkKey('2001:db8:abcd:ff00::1')).toBe(key);
+    expect(routedNetworkKey('2001:db8:abce::1')).not.toBe(key);
+    expect(routedNetworkKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
   });
 });

@@ -29,6 +29,8 @@ export interface EngagementStore {
   /** Counts one webhook delivery (by its svix-id, once) of an engagement event for a recap; true when it counted. */
   countEmailEngagement(event: { svixId: string; type: EngagementEvent; recapDate: string; receivedAt: Date }): Promise<boolean>;
   engagementCounts(): Promise<EngagementCounts>;
+  /** Housekeeping: removes the click window's rows that expired at or before `at`; how many went. */
+  pruneLinkClickWindow(at: Date): Promise<number>;
 }
 
 const count = z.coerce.number().int().nonnegative();
@@ -61,6 +63,9 @@ export function engagementStore(call: CallFunction): EngagementStore {
     async engagementCounts() {
       const answer = await call('report_engagement', {});
       return countsSchema.parse(typeof answer === 'string' ? JSON.parse(answer) : answer);
+    },
+    async pruneLinkClickWindow(at) {
+      return count.parse(await call('prune_link_click_window', { p_at: at.toISOString() }));
     },
   };
 }

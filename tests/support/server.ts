@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
 import { createLogger, type Logger } from '../../server/http/logger.ts';
+import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { Publishing } from '../../server/site/published-site.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
@@ -22,7 +23,9 @@ export interface TestServer {
 
 export const TEST_UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret-0123456789abcdef0123456789';
 
-export async function startTestServer(options: { store?: Store; config?: Partial<AppConfig>; logger?: Logger; publishing?: Publishing } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { store?: Store; config?: Partial<AppConfig>; logger?: Logger; publishing?: Publishing; outbox?: OutboxWorker } = {},
+): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-test-'));
   const store = options.store ?? (await openPGliteStore(join(dataDir, 'data')));
   const renderer = await loadBuiltRenderer();
@@ -45,7 +48,7 @@ export async function startTestServer(options: { store?: Store; config?: Partial
     ...options.config,
   } as AppConfig;
   answerClientErrors(server);
-  const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing });
+  const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing, outbox: options.outbox });
   server.on('request', app);
   return {
     url,
