@@ -105,6 +105,8 @@ const envSchema = z.object({
   OPERATOR_EMAIL: optionalText.refine((v) => v === undefined || /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(v), 'must be an e-mail address, e.g. you@example.com'),
   DIGEST_RESUME_FIRST_SECONDS: duration('seconds', 0.1, 86_400, 60),
   DIGEST_RESUME_MAX_SECONDS: duration('seconds', 0.1, 86_400, 1800),
+  // Renewed every third of it: shorter than a few seconds would turn a slow database answer into a takeover.
+  DIGEST_LEASE_SECONDS: duration('seconds', 3, 3600, 60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -152,9 +154,11 @@ export interface Config {
     /** DIGEST_RESUME_FIRST_SECONDS / _MAX_SECONDS: when a stopped scheduled run is tried again. */
     resumeFirstSeconds: number;
     resumeMaxSeconds: number;
+    /** DIGEST_LEASE_SECONDS: how long a stopped server keeps its tick and its recap's sending lease. */
+    leaseSeconds: number;
     /** DIGEST_CATCHUP_HOURS: how old a missed tick may be and still be run when a server is back (0: never). */
     catchUpHours: number;
-    /** RETENTION_DAYS: closed outbox messages and webhook events older than this are pruned by the Monday job. */
+    /** RETENTION_DAYS: closed outbox messages and webhook events older than this are pruned by the daily housekeeping. */
     retentionDays: number;
   };
   /** OUTBOX_*: how the outbox of confirmation, welcome and operator e-mails is delivered. */
@@ -270,6 +274,7 @@ export async function parseConfig(
       freshnessDays: env.DIGEST_FRESHNESS_DAYS,
       resumeFirstSeconds: env.DIGEST_RESUME_FIRST_SECONDS,
       resumeMaxSeconds: env.DIGEST_RESUME_MAX_SECONDS,
+      leaseSeconds: env.DIGEST_LEASE_SECONDS,
       catchUpHours: env.DIGEST_CATCHUP_HOURS,
       retentionDays: env.RETENTION_DAYS,
     },

@@ -12,6 +12,7 @@
 // The seed is printed; DIGEST_FAULT_SEED=<seed> replays the same draws.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import type { DigestReport } from '../jobs/digest/run.ts';
@@ -151,7 +152,7 @@ function runScheduler(recap: string, index: number): Promise<DigestReport | null
     siteUrl: SITE_URL,
     unsubscribeSecret: SECRET,
     logger: createLogger({ level: 'silent', pretty: false }),
-    now: () => new Date(Date.parse(`${recap}T09:00:00Z`) + 86_400_000),
+    clock: clockReading(() => new Date(Date.parse(`${recap}T09:00:00Z`) + 86_400_000)),
   });
   return scheduler.runNow().finally(() => scheduler.stop());
 }

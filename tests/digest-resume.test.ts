@@ -6,6 +6,7 @@
 // 12 s, resume after 3 s doubling to 6 s, the provider policy's retries in milliseconds); the
 // defaults' figures (2 minutes down, done within 8 minutes) are computed in resume.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { createLogger } from '../server/http/logger.ts';
@@ -71,7 +72,7 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
         siteUrl: 'https://lw.test',
         unsubscribeSecret: SECRET,
         logger: createLogger({ level: 'silent', pretty: false }),
-        now: () => new Date(MONDAY + (Date.now() - started)),
+        clock: clockReading(() => new Date(MONDAY + (Date.now() - started))),
         resume: { firstMs: 3_000, maxMs: 6_000 },
         operatorEmail: OPERATOR,
       });

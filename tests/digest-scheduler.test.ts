@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { runWeeklyDigest, type DigestOptions } from '../jobs/digest/run.ts';
@@ -156,7 +157,7 @@ describe('the scheduler', () => {
       siteUrl: 'https://launchedweekly.test',
       unsubscribeSecret: SECRET,
       logger,
-      now: () => new Date('2025-07-07T09:00:00Z'),
+      clock: clockReading(() => new Date('2025-07-07T09:00:00Z')),
     });
     try {
       expect(scheduler.nextRun()).toBeInstanceOf(Date);
@@ -194,7 +195,7 @@ describe('the scheduler', () => {
         siteUrl: 'https://launchedweekly.test',
         unsubscribeSecret: SECRET,
         logger,
-        now: () => new Date('2025-06-23T09:00:00Z'),
+        clock: clockReading(() => new Date('2025-06-23T09:00:00Z')),
       });
       let stopped: Promise<void> | null = null;
       let stopResolved = false;

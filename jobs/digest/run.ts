@@ -77,6 +77,8 @@ export interface DigestOptions {
   preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
   /** Put before the run's message in its report and history (the scheduler's "Resumed (try N): "). */
   messagePrefix?: string;
+  /** The run's history row when it exists already (a scheduled run's row is made with its tick's claim). */
+  runId?: string;
 }
 
 interface Run {
@@ -110,7 +112,7 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
   const started = Date.now();
   const run: Run = { options, tally: new RunTally(), started, clock: () => new Date(options.now.getTime() + (Date.now() - started)), recap: null, runId: null };
   const warn = (line: string) => options.log?.warn(line);
-  const runId = await startRun(options.store, kindOf(options), options.now, warn);
+  const runId = options.runId ?? (await startRun(options.store, kindOf(options), options.now, warn));
   run.runId = runId;
   let report: DigestReport;
   try {
