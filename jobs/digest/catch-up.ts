@@ -81,7 +81,9 @@ export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchU
   const row = ticks.find((t) => t.tick.getTime() === tick.getTime());
   if (row?.state === 'running') return { action: 'watch', tick, leaseUntil: row.leaseUntil, late: row.late };
   if (row || catchUpHours <= 0 || (await weekServed(options, tick, ticks))) return { action: 'held', tick };
-  const olderMissed = before !== null && !ticks.some((t) => t.tick.getTime() === before.getTime()) && !(await weekServed(options, before, ticks));
+  // The tick before counts as missed only when servers ran ticks before it (not on a first start).
+  const ranBefore = before !== null && ticks.some((t) => t.tick.getTime() < before.getTime());
+  const olderMissed = ranBefore && !ticks.some((t) => t.tick.getTime() === before.getTime()) && !(await weekServed(options, before, ticks));
   const older = olderMissed ? before : null;
   const withinDeadline = now.getTime() - tick.getTime() <= catchUpHours * HOUR_MS;
   if (withinDeadline && weekAt(options, now) !== null) return { action: 'run-late', tick, older };

@@ -233,6 +233,7 @@ class TickScheduler {
     this.nextResume = null;
     this.held = { tick, late: claim.late, attempt: claim.takenOver ? 1 : 0, stopNoticed: false, older };
     if (claim.takenOver) this.logger.warn(`Weekly digest: the run of ${tick.toISOString()} was left unfinished by a server that stopped renewing it; taking it over`);
+    else if (claim.late) this.logger.warn(`Weekly digest: claimed the missed run of ${tick.toISOString()}; running it now, marked late`);
     return this.runClaimed(this.held, claim.runId);
   }
 
@@ -298,11 +299,14 @@ class TickScheduler {
     return null;
   }
 
-  /** At start-up, or when a tick's timer fired long after it: the newest tick, from the record of ticks. */
-  async checkNewestTick(): Promise<DigestReport | null> {
+  /**
+   * At start-up, or when a tick's timer fired long after it: the newest tick at `at` (when it was
+   * asked, not when its turn in the queue came, so a tick that fires meanwhile is left to its timer).
+   */
+  async checkNewestTick(at: Date): Promise<DigestReport | null> {
     let decision: CatchUp;
     try {
-      decision = await catchUpMissedTick({ ...this.options, catchUpHours: this.catchUpHours, store: this.store, now: this.clock.now() });
+      decision = await catchUpMissedTick({ ...this.options, catchUpHours: this.catchUpHours, store: this.store, now: at });
     } catch (error) {
       this.logger.warn({ err: error }, 'Weekly digest: could not check for a missed or unfinished run');
       return null;
@@ -316,7 +320,7 @@ class TickScheduler {
       logger.warn(`Weekly digest: the run of ${decision.tick.toISOString()} is unfinished; it is taken over after ${decision.leaseUntil.toISOString()} unless its server renews it`);
       await this.watch(decision.tick);
     } else if (decision.action === 'run-late') {
-      logger.warn(`Weekly digest: the run of ${decision.tick.toISOString()} was missed (no server was running); running it now, marked late`);
+      logger.warn(`Weekly digest: the run of ${decision.tick.toISOString()} was missed (no server was running); claiming it`);
       if (decision.older) await store.recordMissedDigestTick(decision.older, holder, this.clock.now());
       return this.claimAndRun(decision.tick, true, decision.older);
     } else if (decision.action === 'tell-missed') {
@@ -333,8 +337,8 @@ class TickScheduler {
 
   /** A tick's timer: on time, claim and run it; long after it (a frozen process), decide as at start-up. */
   onTick(at: Date) {
-    const lateBy = this.clock.now().getTime() - at.getTime();
-    return this.enqueue(() => (lateBy > ON_TIME_MS && this.catchUpHours > 0 ? this.checkNewestTick() : this.claimAndRun(at, false)));
+    const now = this.clock.now();
+    return this.enqueue(() => (now.getTime() - at.getTime() > ON_TIME_MS && this.catchUpHours > 0 ? this.checkNewestTick(now) : this.claimAndRun(at, false)));
   }
 
   /** Resolves once the queue is empty, including work queued while waiting. */
@@ -352,7 +356,8 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   const ticks = cronTimer(clock, options.cron, options.timezone, (at) => scheduler.onTick(at));
   scheduler.nextRun = ticks.next;
   const housekeeping = cronTimer(clock, HOUSEKEEPING_CRON, options.timezone, () => (stopping.signal.aborted ? undefined : scheduler.housekeep()));
-  void scheduler.enqueue(() => scheduler.checkNewestTick());
+  const startedAt = clock.now();
+  void scheduler.enqueue(() => scheduler.checkNewestTick(startedAt));
 
   return {
     nextRun: () => ticks.next(),
