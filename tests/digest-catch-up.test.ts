@@ -3,9 +3,13 @@
 // one notice; the start-up resume never sends a newer week past its deadline; a replica starting
 // late does not run a tick another replica is running; two servers started together run a missed
 // tick once; moving DIGEST_CRON later raises no false "Missed"; more than a week down tells both
-// weeks in one notice. digest-catch-up-process.test.ts proves the same wiring with real processes.
+// weeks in one notice. Then once with real server processes (dist/bin/server.js, as npm start runs
+// it): a server SIGKILLed right after it claimed a missed tick, started again: the week is sent
+// within the deadline, marked late, with one notice.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../server/store/types.ts';
+import { freePort } from './support/ports.ts';
+import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from './support/server-process.ts';
 import { noticesIn, startReplica, type Replica } from './support/digest-scheduler-harness.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
@@ -162,5 +166,86 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
       await again.scheduler.idle();
       expect(noticesIn(again.lines)).toEqual([]);
     });
+  });
+}
+
+/**
+ * A six-field node-cron expression naming one second of one day of the year (UTC): its previous
+ * tick is a year before, so only this one can be missed.
+ */
+const onceAt = (at: Date) => `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+const OPERATOR = 'operator@launched.test';
+const PROCESS_RECAP = '2025-07-14';
+/** The dead server's lease (3 s), one resume pause (1 s), the run and the notice's outbox poll. */
+const WITHIN_MS = 10_000;
+
+for (const kind of serverDataKinds) {
+  describe.skipIf(!kind.available)(`A server killed right after claiming a missed tick, on ${kind.name}`, () => {
+    let fake: FakeResend;
+    let opened: ServerData;
+    const servers: ServerProcess[] = [];
+
+    beforeAll(async () => {
+      fake = await startFakeResend();
+      opened = await kind.open('launched-weekly-claim-kill-');
+      const store = await opened.store();
+      for (const email of READERS) await addSignup(store, email, '/');
+      await store.close();
+    }, 120_000);
+    afterAll(async () => {
+      for (const server of servers) await server.stop('SIGKILL');
+      await fake?.close();
+      await opened?.drop();
+    });
+
+    it('is taken over by the next start: everyone has the week once, within the deadline, marked late, one notice', async () => {
+      const port = await freePort();
+      const tick = new Date(Math.floor((Date.now() - 30_000) / 1000) * 1000);
+      const env = {
+        ...opened.env,
+        PORT: String(port),
+        SITE_URL: `http://127.0.0.1:${port}`,
+        // The newest recap (2025) is old here: let the schedule still send it.
+        DIGEST_FRESHNESS_DAYS: '3650',
+        DIGEST_CRON: onceAt(tick),
+        DIGEST_LEASE_SECONDS: '3',
+        DIGEST_RESUME_FIRST_SECONDS: '1',
+        RESEND_API_KEY: 're_test_claim_kill',
+        RESEND_BASE_URL: fake.url,
+        MAIL_FROM: 'Launched Weekly <news@launched.test>',
+        UNSUBSCRIBE_SECRET: 'claim-kill-secret-0123456789abcdef0123456789abc',
+        OPERATOR_EMAIL: OPERATOR,
+        OUTBOX_POLL_SECONDS: '1',
+      };
+      const dist = ['dist/bin/server.js'];
+      // The provider is down while the first server lives, so nothing of the week leaves before the kill.
+      fake.outage = true;
+      const first = await startServerProcess(env, undefined, undefined, dist);
+      servers.push(first);
+      await first.waitFor(/claimed the missed run of .*; running it now, marked late/);
+      await first.stop('SIGKILL');
+      fake.outage = false;
+
+      const second = await startServerProcess(env, undefined, undefined, dist);
+      servers.push(second);
+      const restarted = Date.now();
+      const notices = () => fake.messages.filter((m) => m.to.includes(OPERATOR));
+      while (!(READERS.every((email) => fake.deliveredTo(email, PROCESS_RECAP).length > 0) && notices().length > 0) && Date.now() - restarted < WITHIN_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(Date.now() - restarted).toBeLessThan(WITHIN_MS);
+      await second.stop('SIGTERM');
+      expect(READERS.map((email) => fake.deliveredTo(email, PROCESS_RECAP).length)).toEqual(READERS.map(() => 1));
+      expect(notices().map((m) => m.subject)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
+      const store = await opened.store();
+      try {
+        const runs = (await store.recentDigestRuns(10)).filter((run) => run.kind === 'scheduled');
+        expect(runs[0]).toMatchObject({ outcome: 'sent', recapDate: PROCESS_RECAP });
+        expect(runs[0]!.message).toMatch(/^Resumed \(try \d\): Late: the \d{4}-\d\d-\d\d \d\d:\d\d UTC run was missed \(no server was running then\)/);
+        expect(runs.at(-1)).toMatchObject({ outcome: null });
+      } finally {
+        await store.close();
+      }
+    }, 240_000);
   });
 }
