@@ -28,6 +28,25 @@ CREATE FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder text, p_l
 $$;
 
 --
+-- Name: acquire_digest_lock_at(date, text, integer, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with taken as (
+    insert into public.digest_locks (recap_date, holder, locked_until)
+    values (p_recap_date, p_holder, p_now + (p_lease_ms * interval '1 millisecond'))
+    on conflict (recap_date) do update
+      set holder = excluded.holder, locked_until = excluded.locked_until
+      where public.digest_locks.holder = excluded.holder or public.digest_locks.locked_until < p_now
+    returning 1
+  )
+  select exists (select 1 from taken);
+$$;
+
+--
 -- Name: activate_subscriber(text, text, text[], boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2790,6 +2809,13 @@ GRANT USAGE ON SCHEMA public TO service_role;
 
 REVOKE ALL ON FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder text, p_lease_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder text, p_lease_ms integer) TO service_role;
+
+--
+-- Name: FUNCTION acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION activate_subscriber(p_id text, p_network_hash text, p_from text[], p_confirmation boolean); Type: ACL; Schema: public; Owner: -

@@ -149,6 +149,7 @@ for (const kind of kinds) {
         const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
         expect(functions.rows.map((r) => r.proname).sort()).toEqual([
           'acquire_digest_lock',
+          'acquire_digest_lock_at',
           'activate_subscriber',
           'activate_subscriber_welcome',
           'claim_welcome',

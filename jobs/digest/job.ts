@@ -4,6 +4,7 @@
 // a scheduled one cannot drift apart. Pruning is housekeeping (housekeeping.ts), never on a
 // scheduled send's path: only a real run from the CLI prunes, after it has sent.
 import type { Recap } from '../../content/schema.ts';
+import type { Clock } from '../../server/clock.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { housekeep } from './housekeeping.ts';
@@ -27,6 +28,8 @@ export interface DigestSetup {
   retentionDays?: number;
   /** DIGEST_LEASE_SECONDS, in ms: the sending lease's length. */
   leaseMs?: number;
+  /** The sending lease's clock (the scheduler's); the system clock by default. */
+  clock?: Clock;
   log: DigestLog;
 }
 
@@ -50,7 +53,7 @@ export interface DigestJobResult {
 }
 
 export function digestJobOptions(setup: DigestSetup, request: DigestRequest): DigestOptions {
-  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log, leaseMs } = setup;
+  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log, leaseMs, clock } = setup;
   return {
     store,
     mailer,
@@ -61,6 +64,7 @@ export function digestJobOptions(setup: DigestSetup, request: DigestRequest): Di
     timezone,
     log,
     leaseMs,
+    clock,
     preSend: presendHook({ production, log }),
     ...request,
   };

@@ -140,7 +140,7 @@ class TickScheduler {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.catchUpHours = options.catchUpHours ?? 0;
     this.holder = options.holder ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-    this.setup = { ...options, production: options.production ?? false, log: this.log, leaseMs: this.leaseMs };
+    this.setup = { ...options, production: options.production ?? false, log: this.log, leaseMs: this.leaseMs, clock: this.clock };
     this.resumer = createResumer({ policy: this.policy, run: (attempt) => this.tryAgain(attempt), clock: this.clock });
   }
 

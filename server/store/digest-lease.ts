@@ -26,8 +26,10 @@ const json = (answer: unknown) => (typeof answer === 'string' ? JSON.parse(answe
 
 export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
   return {
-    acquireDigestLock: async (recapDate, holder, leaseMs) =>
-      (await call('acquire_digest_lock', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs) })) === true,
+    acquireDigestLock: async (recapDate, holder, leaseMs, now) =>
+      (now
+        ? await call('acquire_digest_lock_at', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs), p_now: now.toISOString() })
+        : await call('acquire_digest_lock', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs) })) === true,
     async releaseDigestLock(recapDate, holder) {
       await call('release_digest_lock', { p_recap_date: recapDate, p_holder: holder });
     },

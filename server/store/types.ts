@@ -302,9 +302,10 @@ export interface DigestTick {
 export interface DigestLeaseStore {
   /**
    * Takes or renews the sending lease for a recap. Returns false while another holder's lease
-   * is still valid. A lease that is not renewed expires after `leaseMs`.
+   * is still valid. A lease that is not renewed expires after `leaseMs`. With `now`, time is the
+   * caller's clock (a manual one) instead of the database's.
    */
-  acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean>;
+  acquireDigestLock(recapDate: string, holder: string, leaseMs: number, now?: Date): Promise<boolean>;
   releaseDigestLock(recapDate: string, holder: string): Promise<void>;
   /**
    * Claims a DIGEST_CRON tick and starts its scheduled run in one transaction: a new tick, one this

@@ -258,3 +258,41 @@ end
 $$;
 
 notify pgrst, 'reload schema';
+
+-- The sending lease on the caller's clock, for a scheduler run on a clock of its own (a test's or
+-- the simulation's manual clock); the server on the system clock keeps acquire_digest_lock and the
+-- database's now(), so replicas on hosts whose clocks differ still agree.
+create or replace function public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamptz)
+returns boolean
+language sql
+volatile
+security invoker
+set search_path = ''
+as $$
+  with taken as (
+    insert into public.digest_locks (recap_date, holder, locked_until)
+    values (p_recap_date, p_holder, p_now + (p_lease_ms * interval '1 millisecond'))
+    on conflict (recap_date) do update
+      set holder = excluded.holder, locked_until = excluded.locked_until
+      where public.digest_locks.holder = excluded.holder or public.digest_locks.locked_until < p_now
+    returning 1
+  )
+  select exists (select 1 from taken);
+$$;
+
+do $$
+begin
+  revoke all on function public.acquire_digest_lock_at(date, text, integer, timestamptz) from public;
+  if exists (select 1 from pg_roles where rolname = 'anon') then
+    revoke all on function public.acquire_digest_lock_at(date, text, integer, timestamptz) from anon;
+  end if;
+  if exists (select 1 from pg_roles where rolname = 'authenticated') then
+    revoke all on function public.acquire_digest_lock_at(date, text, integer, timestamptz) from authenticated;
+  end if;
+  if exists (select 1 from pg_roles where rolname = 'service_role') then
+    grant execute on function public.acquire_digest_lock_at(date, text, integer, timestamptz) to service_role;
+  end if;
+end
+$$;
+
+notify pgrst, 'reload schema';
