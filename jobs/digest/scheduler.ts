@@ -140,7 +140,9 @@ class TickScheduler {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.catchUpHours = options.catchUpHours ?? 0;
     this.holder = options.holder ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-    this.setup = { ...options, production: options.production ?? false, log: this.log, leaseMs: this.leaseMs, clock: this.clock };
+    // The sending lease keeps the database's clock: a CLI run beside this scheduler takes and checks
+    // the same lease by the database's now(), and the two must agree on when it expires.
+    this.setup = { ...options, production: options.production ?? false, log: this.log, leaseMs: this.leaseMs, clock: undefined };
     this.resumer = createResumer({ policy: this.policy, run: (attempt) => this.tryAgain(attempt), clock: this.clock });
   }
 
