@@ -99,6 +99,7 @@ export async function start() {
       operatorEmail: config.operatorEmail,
       catchUpHours: config.digest.catchUpHours,
       retentionDays: config.digest.retentionDays,
+      leaseMs: config.digest.leaseSeconds * 1000,
     });
     logger.info(`Weekly digest scheduled "${config.digest.cron}" (${config.digest.timezone}); next run ${scheduler.nextRun()?.toISOString() ?? 'never'}`);
   }

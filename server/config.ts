@@ -113,6 +113,8 @@ const envSchema = z.object({
   // Long enough that guessing it is hopeless; compared in constant time (server/metrics/routes/metrics.ts).
   METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 random characters, e.g. the output of `openssl rand -hex 32`'),
   NOTICE_WEBHOOK_URL: urlWith(['https:', 'http:'], 'https://hooks.slack.com/services/T000/B000/XXXX'),
+  // Renewed every third of it: shorter than a few seconds would turn a slow database answer into a takeover.
+  DIGEST_LEASE_SECONDS: duration('seconds', 3, 3600, 60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
 });
 
@@ -160,9 +162,11 @@ export interface Config {
     /** DIGEST_RESUME_FIRST_SECONDS / _MAX_SECONDS: when a stopped scheduled run is tried again. */
     resumeFirstSeconds: number;
     resumeMaxSeconds: number;
+    /** DIGEST_LEASE_SECONDS: how long a stopped server keeps its tick and its recap's sending lease. */
+    leaseSeconds: number;
     /** DIGEST_CATCHUP_HOURS: how old a missed tick may be and still be run when a server is back (0: never). */
     catchUpHours: number;
-    /** RETENTION_DAYS: closed outbox messages and webhook events older than this are pruned by the Monday job. */
+    /** RETENTION_DAYS: closed outbox messages and webhook events older than this are pruned by the daily housekeeping. */
     retentionDays: number;
   };
   /** OUTBOX_*: how the outbox of confirmation, welcome and operator e-mails is delivered. */
@@ -290,6 +294,7 @@ export async function parseConfig(
       freshnessDays: env.DIGEST_FRESHNESS_DAYS,
       resumeFirstSeconds: env.DIGEST_RESUME_FIRST_SECONDS,
       resumeMaxSeconds: env.DIGEST_RESUME_MAX_SECONDS,
+      leaseSeconds: env.DIGEST_LEASE_SECONDS,
       catchUpHours: env.DIGEST_CATCHUP_HOURS,
       retentionDays: env.RETENTION_DAYS,
     },

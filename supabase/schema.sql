@@ -28,6 +28,25 @@ CREATE FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder text, p_l
 $$;
 
 --
+-- Name: acquire_digest_lock_at(date, text, integer, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with taken as (
+    insert into public.digest_locks (recap_date, holder, locked_until)
+    values (p_recap_date, p_holder, p_now + (p_lease_ms * interval '1 millisecond'))
+    on conflict (recap_date) do update
+      set holder = excluded.holder, locked_until = excluded.locked_until
+      where public.digest_locks.holder = excluded.holder or public.digest_locks.locked_until < p_now
+    returning 1
+  )
+  select exists (select 1 from taken);
+$$;
+
+--
 -- Name: activate_subscriber(text, text, text[], boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -214,6 +233,43 @@ CREATE FUNCTION public.digest_batch(p_id bigint) RETURNS jsonb
 $$;
 
 --
+-- Name: digest_begin_tick(timestamp with time zone, text, timestamp with time zone, integer, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_begin_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_lease_ms integer, p_late boolean) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_until timestamptz := p_now + make_interval(secs => p_lease_ms / 1000.0);
+  v_late boolean;
+  v_previous text;
+  v_run bigint;
+begin
+  insert into public.digest_ticks as t (tick, holder, state, late, claimed_at, lease_until)
+    values (p_tick, p_holder, 'running', p_late, p_now, v_until)
+    on conflict (tick) do nothing
+    returning t.late into v_late;
+  if found then
+    v_previous := p_holder;
+  else
+    select t.holder into v_previous from public.digest_ticks t
+      where t.tick = p_tick and t.state = 'running' and (t.holder = p_holder or t.lease_until < p_now)
+      for update;
+    if not found then
+      return null;
+    end if;
+    update public.digest_ticks t set holder = p_holder, lease_until = v_until
+      where t.tick = p_tick
+      returning t.late into v_late;
+  end if;
+  insert into public.digest_runs (kind, started_at) values ('scheduled', p_now) returning id into v_run;
+  update public.digest_ticks t set run_id = v_run where t.tick = p_tick;
+  return jsonb_build_object('run_id', v_run::text, 'late', v_late, 'taken_over', v_previous <> p_holder);
+end
+$$;
+
+--
 -- Name: digest_claim_tick(timestamp with time zone, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -262,6 +318,22 @@ CREATE FUNCTION public.digest_delivered_to(p_recap_date date, p_subscriber_ids j
   select coalesce(jsonb_agg(d.subscriber_id), '[]'::jsonb)
   from public.digest_deliveries d
   where d.recap_date = p_recap_date and d.subscriber_id in (select jsonb_array_elements_text(p_subscriber_ids));
+$$;
+
+--
+-- Name: digest_end_tick(timestamp with time zone, text, timestamp with time zone, text, date); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with ended as (
+    update public.digest_ticks t set state = p_state, holder = p_holder, recap_date = coalesce(p_recap_date, t.recap_date)
+      where t.tick = p_tick and (t.holder = p_holder or t.lease_until < p_now) and t.state = 'running' and p_state in ('done', 'missed', 'abandoned')
+      returning 1
+  )
+  select exists (select 1 from ended);
 $$;
 
 --
@@ -353,6 +425,39 @@ CREATE FUNCTION public.digest_record_deliveries(p_recap_date date, p_deliveries 
 $$;
 
 --
+-- Name: digest_record_missed_tick(timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with recorded as (
+    insert into public.digest_ticks (tick, holder, state, claimed_at, lease_until)
+      values (p_tick, p_holder, 'missed', p_now, p_now)
+      on conflict (tick) do nothing
+    returning 1
+  )
+  select exists (select 1 from recorded);
+$$;
+
+--
+-- Name: digest_renew_tick(timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_renew_tick(p_tick timestamp with time zone, p_holder text, p_until timestamp with time zone) RETURNS boolean
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with renewed as (
+    update public.digest_ticks t set lease_until = p_until
+      where t.tick = p_tick and t.holder = p_holder and t.state = 'running'
+      returning 1
+  )
+  select exists (select 1 from renewed);
+$$;
+
+--
 -- Name: digest_save_content(text, date, text, text, text, text, text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -423,6 +528,23 @@ CREATE FUNCTION public.digest_start_run(p_kind text, p_started_at timestamp with
     insert into public.digest_runs (kind, started_at) values (p_kind, p_started_at) returning id
   )
   select to_jsonb(id) from started;
+$$;
+
+--
+-- Name: digest_ticks_since(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_ticks_since(p_since timestamp with time zone) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  select coalesce(jsonb_agg(jsonb_build_object(
+    'tick', t.tick, 'holder', t.holder, 'state', t.state, 'late', t.late, 'run_id', t.run_id::text,
+    'recap_date', t.recap_date, 'lease_until', t.lease_until, 'outcome', r.outcome
+  ) order by t.tick desc), '[]'::jsonb)
+  from public.digest_ticks t
+  left join public.digest_runs r on r.id = t.run_id
+  where t.tick >= p_since;
 $$;
 
 --
@@ -1084,6 +1206,34 @@ CREATE FUNCTION public.prune_pending_subscribers(p_days integer) RETURNS integer
 $$;
 
 --
+-- Name: prune_pending_subscribers_batch(integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.prune_pending_subscribers_batch(p_days integer, p_limit integer) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  with gone as (
+    delete from public.email_signups e
+    where e.ctid in (
+      select s.ctid from public.email_signups s
+      where s.pending_since is not null
+        and s.confirmed_at is null
+        and s.pending_since < now() - make_interval(days => p_days)
+        and coalesce(s.confirmation_sent_at, s.pending_since) < now() - make_interval(days => p_days)
+      limit greatest(p_limit, 1)
+    )
+    returning 1
+  ),
+  forgotten as (
+    delete from public.mailbox_confirmations m
+    where m.ctid in (select c.ctid from public.mailbox_confirmations c where c.sent_at < now() - interval '30 days' limit greatest(p_limit, 1))
+    returning 1
+  )
+  select count(*)::int from gone;
+$$;
+
+--
 -- Name: prune_retained(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1114,6 +1264,70 @@ begin
     where e.received_at < v_cutoff
       and (e.provider_message_id is null
            or exists (select 1 from old_groups g where g.provider_message_id = e.provider_message_id and g.event_type = e.event_type))
+    returning e.provider_message_id, e.event_type
+  ),
+  counted as (
+    select d.recap_date, g.event_type, count(distinct g.provider_message_id) as n
+    from gone g
+    cross join lateral (
+      select l.recap_date from public.digest_deliveries l where l.provider_message_id = g.provider_message_id limit 1
+    ) d
+    where g.event_type in ('email.bounced', 'email.complained')
+    group by d.recap_date, g.event_type
+  ),
+  added as (
+    insert into public.email_event_counts as c (recap_date, event_type, messages)
+    select recap_date, event_type, n from counted
+    on conflict (recap_date, event_type) do update set messages = c.messages + excluded.messages
+    returning 1
+  )
+  select count(*) into v_events from gone;
+  return jsonb_build_object('outbox', v_outbox, 'events', v_events);
+end
+$$;
+
+--
+-- Name: prune_retained_batch(integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.prune_retained_batch(p_days integer, p_limit integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+  v_cutoff timestamptz := now() - make_interval(days => greatest(p_days, 7));
+  v_outbox integer;
+  v_events integer;
+begin
+  delete from public.mail_outbox m
+    where m.ctid in (
+      select o.ctid from public.mail_outbox o
+      where o.created_at < v_cutoff and o.state in ('sent', 'failed', 'cancelled', 'unknown')
+      limit greatest(p_limit, 1)
+    );
+  get diagnostics v_outbox = row_count;
+
+  with old_groups as (
+    select e.provider_message_id, e.event_type
+    from public.email_events e
+    where e.provider_message_id is not null and e.received_at < v_cutoff
+    group by e.provider_message_id, e.event_type
+    having max(e.received_at) < v_cutoff
+       and not exists (
+         select 1 from public.email_events n
+         where n.provider_message_id = e.provider_message_id and n.event_type = e.event_type and n.received_at >= v_cutoff
+       )
+    limit greatest(p_limit, 1)
+  ),
+  loose as (
+    select e.ctid from public.email_events e
+    where e.provider_message_id is null and e.received_at < v_cutoff
+    limit greatest(p_limit, 1)
+  ),
+  gone as (
+    delete from public.email_events e
+    where e.ctid in (select l.ctid from loose l)
+       or (e.received_at < v_cutoff and exists (select 1 from old_groups g where g.provider_message_id = e.provider_message_id and g.event_type = e.event_type))
     returning e.provider_message_id, e.event_type
   ),
   counted as (
@@ -2077,6 +2291,22 @@ CREATE TABLE public.digest_tick_claims (
 );
 
 --
+-- Name: digest_ticks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.digest_ticks (
+    tick timestamp with time zone NOT NULL,
+    holder text NOT NULL,
+    state text NOT NULL,
+    late boolean DEFAULT false NOT NULL,
+    run_id bigint,
+    recap_date date,
+    claimed_at timestamp with time zone NOT NULL,
+    lease_until timestamp with time zone NOT NULL,
+    CONSTRAINT digest_ticks_state_check CHECK ((state = ANY (ARRAY['running'::text, 'done'::text, 'missed'::text, 'abandoned'::text])))
+);
+
+--
 -- Name: email_engagement; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2403,6 +2633,13 @@ ALTER TABLE ONLY public.digest_runs
 
 ALTER TABLE ONLY public.digest_tick_claims
     ADD CONSTRAINT digest_tick_claims_pkey PRIMARY KEY (tick);
+
+--
+-- Name: digest_ticks digest_ticks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.digest_ticks
+    ADD CONSTRAINT digest_ticks_pkey PRIMARY KEY (tick);
 
 --
 -- Name: email_engagement email_engagement_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2755,6 +2992,13 @@ ALTER TABLE ONLY public.digest_batches
     ADD CONSTRAINT digest_batches_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.digest_runs(id);
 
 --
+-- Name: digest_ticks digest_ticks_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.digest_ticks
+    ADD CONSTRAINT digest_ticks_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.digest_runs(id) ON DELETE SET NULL;
+
+--
 -- Name: app_keys; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -2807,6 +3051,12 @@ ALTER TABLE public.digest_runs ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.digest_tick_claims ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: digest_ticks; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.digest_ticks ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: email_engagement; Type: ROW SECURITY; Schema: public; Owner: -
@@ -2926,6 +3176,13 @@ REVOKE ALL ON FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder te
 GRANT ALL ON FUNCTION public.acquire_digest_lock(p_recap_date date, p_holder text, p_lease_ms integer) TO service_role;
 
 --
+-- Name: FUNCTION acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.acquire_digest_lock_at(p_recap_date date, p_holder text, p_lease_ms integer, p_now timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION activate_subscriber(p_id text, p_network_hash text, p_from text[], p_confirmation boolean); Type: ACL; Schema: public; Owner: -
 --
 
@@ -2991,6 +3248,13 @@ REVOKE ALL ON FUNCTION public.digest_batch(p_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_batch(p_id bigint) TO service_role;
 
 --
+-- Name: FUNCTION digest_begin_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_lease_ms integer, p_late boolean); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_begin_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_lease_ms integer, p_late boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_begin_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_lease_ms integer, p_late boolean) TO service_role;
+
+--
 -- Name: FUNCTION digest_claim_tick(p_tick timestamp with time zone, p_holder text); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3017,6 +3281,13 @@ GRANT ALL ON FUNCTION public.digest_count_deliveries(p_recap_date date) TO servi
 
 REVOKE ALL ON FUNCTION public.digest_delivered_to(p_recap_date date, p_subscriber_ids jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_delivered_to(p_recap_date date, p_subscriber_ids jsonb) TO service_role;
+
+--
+-- Name: FUNCTION digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date) TO service_role;
 
 --
 -- Name: FUNCTION digest_finish_run(p_id bigint, p_recap_date date, p_outcome text, p_sent integer, p_failed integer, p_skipped_already_sent integer, p_skipped_left integer, p_unknown_batches integer, p_message text, p_finished_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
@@ -3061,6 +3332,20 @@ REVOKE ALL ON FUNCTION public.digest_record_deliveries(p_recap_date date, p_deli
 GRANT ALL ON FUNCTION public.digest_record_deliveries(p_recap_date date, p_deliveries jsonb) TO service_role;
 
 --
+-- Name: FUNCTION digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION digest_renew_tick(p_tick timestamp with time zone, p_holder text, p_until timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_renew_tick(p_tick timestamp with time zone, p_holder text, p_until timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_renew_tick(p_tick timestamp with time zone, p_holder text, p_until timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION digest_save_content(p_content_hash text, p_recap_date date, p_sender text, p_site_url text, p_secret_fingerprint text, p_subject text, p_html text, p_body_text text); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3080,6 +3365,13 @@ GRANT ALL ON FUNCTION public.digest_settle_batch(p_id bigint, p_state text, p_ac
 
 REVOKE ALL ON FUNCTION public.digest_start_run(p_kind text, p_started_at timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_start_run(p_kind text, p_started_at timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION digest_ticks_since(p_since timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_ticks_since(p_since timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_ticks_since(p_since timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION digest_undelivered(p_recap_date date, p_after text, p_limit integer); Type: ACL; Schema: public; Owner: -
@@ -3257,11 +3549,25 @@ REVOKE ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) FROM PUB
 GRANT ALL ON FUNCTION public.prune_pending_subscribers(p_days integer) TO service_role;
 
 --
+-- Name: FUNCTION prune_pending_subscribers_batch(p_days integer, p_limit integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.prune_pending_subscribers_batch(p_days integer, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prune_pending_subscribers_batch(p_days integer, p_limit integer) TO service_role;
+
+--
 -- Name: FUNCTION prune_retained(p_days integer); Type: ACL; Schema: public; Owner: -
 --
 
 REVOKE ALL ON FUNCTION public.prune_retained(p_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.prune_retained(p_days integer) TO service_role;
+
+--
+-- Name: FUNCTION prune_retained_batch(p_days integer, p_limit integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.prune_retained_batch(p_days integer, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prune_retained_batch(p_days integer, p_limit integer) TO service_role;
 
 --
 -- Name: FUNCTION record_email_engagement(p_svix_id text, p_event_type text, p_recap_date date, p_received_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
@@ -3528,6 +3834,12 @@ GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO service_role;
 --
 
 GRANT ALL ON TABLE public.digest_tick_claims TO service_role;
+
+--
+-- Name: TABLE digest_ticks; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.digest_ticks TO service_role;
 
 --
 -- Name: TABLE email_engagement; Type: ACL; Schema: public; Owner: -

@@ -12,6 +12,7 @@
 // The seed is printed; DIGEST_FAULT_SEED=<seed> replays the same draws.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import type { DigestReport } from '../jobs/digest/run.ts';
@@ -138,8 +139,12 @@ function startCli(recap: string, timeout = String(TIMEOUT_SECONDS)): CliRun {
   });
 }
 
+/** Each scheduler run's tick is an instant of its own: what is tried here is the sending lease and the batches, not the tick's claim. */
+let schedulerTicks = 0;
+
 /** A scheduler as a second replica would run it: its own pool, its own mailer, its clock on the day after the recap. */
 function runScheduler(recap: string, index: number): Promise<DigestReport | null> {
+  const tick = Date.parse(`${recap}T09:00:00Z`) + 86_400_000 + ++schedulerTicks;
   const scheduler = startDigestScheduler({
     // Feb 29 at midnight: never fires by itself while a round runs; runNow() is the tick.
     cron: '0 0 29 2 *',
@@ -151,7 +156,7 @@ function runScheduler(recap: string, index: number): Promise<DigestReport | null
     siteUrl: SITE_URL,
     unsubscribeSecret: SECRET,
     logger: createLogger({ level: 'silent', pretty: false }),
-    now: () => new Date(Date.parse(`${recap}T09:00:00Z`) + 86_400_000),
+    clock: clockReading(() => new Date(tick)),
   });
   return scheduler.runNow().finally(() => scheduler.stop());
 }

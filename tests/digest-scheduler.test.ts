@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { runWeeklyDigest, type DigestOptions } from '../jobs/digest/run.ts';
@@ -15,6 +16,7 @@ import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { addSignup } from './support/store-ops.ts';
+import { startReplica } from './support/digest-scheduler-harness.ts';
 
 const SECRET = 'scheduler-test-secret-0123456789abcdef012345';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -156,7 +158,7 @@ describe('the scheduler', () => {
       siteUrl: 'https://launchedweekly.test',
       unsubscribeSecret: SECRET,
       logger,
-      now: () => new Date('2025-07-07T09:00:00Z'),
+      clock: clockReading(() => new Date('2025-07-07T09:00:00Z')),
     });
     try {
       expect(scheduler.nextRun()).toBeInstanceOf(Date);
@@ -194,7 +196,7 @@ describe('the scheduler', () => {
         siteUrl: 'https://launchedweekly.test',
         unsubscribeSecret: SECRET,
         logger,
-        now: () => new Date('2025-06-23T09:00:00Z'),
+        clock: clockReading(() => new Date('2025-06-23T09:00:00Z')),
       });
       let stopped: Promise<void> | null = null;
       let stopResolved = false;
@@ -221,4 +223,33 @@ describe('the scheduler', () => {
       expect(await scheduler.runNow()).toBeNull();
     });
   });
+});
+
+describe('the scheduler on a manual clock', () => {
+  it('runs a week of daily ticks and daily housekeeping as the clock moves, one run per tick, none twice', async () => {
+    const fake = await startFakeResend();
+    const own = await openPGliteStore(null);
+    try {
+      for (let i = 0; i < 3; i++) await addSignup(own, `week${i}@example.com`, '/');
+      const replica = startReplica(own, fake, new Date('2025-07-06T12:00:00Z'), { cron: '0 9 * * *' });
+      await replica.scheduler.idle();
+      expect(replica.scheduler.nextRun()).toEqual(new Date('2025-07-07T09:00:00Z'));
+      expect(replica.scheduler.nextHousekeeping()).toEqual(new Date('2025-07-07T03:30:00Z'));
+      await replica.clock.advance(7 * 24 * 3_600_000);
+      await replica.scheduler.idle();
+      await replica.scheduler.stop();
+
+      const ticks = await own.digestTicksSince(new Date('2025-07-01T00:00:00Z'));
+      expect(ticks.map((t) => [t.tick.toISOString().slice(0, 13), t.state])).toEqual(
+        ['13', '12', '11', '10', '09', '08', '07', '06'].map((day) => [`2025-07-${day}T09`, 'done']),
+      );
+      // The start, 3 h after the July 6 tick, caught that one up late; every later day found the week sent.
+      expect(fake.forRecap('2025-07-06')).toHaveLength(3);
+      expect(replica.lines.filter((line) => line.startsWith('Weekly digest: Nothing to send: Week of July 6, 2025 already went'))).toHaveLength(7);
+      expect(replica.lines.filter((line) => line.startsWith('Removed') && line.includes('unconfirmed signups'))).toHaveLength(7);
+    } finally {
+      await fake.close();
+      await own.close();
+    }
+  }, 120_000);
 });

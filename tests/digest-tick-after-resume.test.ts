@@ -3,6 +3,7 @@
 // schedule fires: the tick's run starts once the try ends and chooses the newest public week
 // itself, instead of answering with the try's report (which chose its recap before 09:00).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../jobs/digest/scheduler.ts';
 import { createLogger } from '../server/http/logger.ts';
@@ -37,7 +38,9 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
     it('runs after the try and sends the week that 09:00 made public', async () => {
       // Sunday: the July 6 week is the newest public one, and its scheduled run was cut short.
       let clock = new Date('2025-07-13T12:00:00Z');
-      await store.startDigestRun('scheduled', new Date('2025-07-13T11:00:00Z'));
+      // Its tick's holder died: the claim's lease has passed.
+      const sunday = new Date('2025-07-13T11:00:00Z');
+      expect(await store.beginDigestTick({ tick: sunday, holder: 'a dead server', now: sunday, leaseMs: 1_000, late: false })).not.toBeNull();
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let inFlight!: () => void;
@@ -48,7 +51,7 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
         await held;
       };
       scheduler = startDigestScheduler({
-        cron: '0 9 * * 1',
+        resumeInterrupted: true,
         timezone: 'UTC',
         freshnessDays: 30,
         store,
@@ -57,7 +60,8 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
         siteUrl: 'https://lw.test',
         unsubscribeSecret: SECRET,
         logger: createLogger({ level: 'silent', pretty: false }),
-        now: () => clock,
+        clock: clockReading(() => clock),
+        cron: '0 11 * * 0',
         resume: { firstMs: 100, maxMs: 200 },
       });
       await tryInFlight;

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { catchUpMissedTick } from '../jobs/digest/catch-up.ts';
+import { catchUpMissedTick, missedNotice } from '../jobs/digest/catch-up.ts';
 import { sendNotice } from '../jobs/digest/notices.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { createOutboxWorker } from '../server/mail/outbox-worker.ts';
@@ -82,19 +82,12 @@ for (const backend of storeBackends) {
       // A server back two days after Monday's 09:00 tick, with DIGEST_CATCHUP_HOURS=6: too late to
       // run, so the operator is told it was missed.
       const week = { ...recaps.at(-1)!, date: '2026-11-23' };
-      const decision = await catchUpMissedTick({
-        cron: '0 9 * * 1',
-        timezone: 'UTC',
-        freshnessDays: 7,
-        catchUpHours: 6,
-        store: rig.store,
-        recaps: [week],
-        holder: 'notice-webhook-test',
-        now: new Date('2026-11-25T12:00:00Z'),
-      });
+      const missedAt = { cron: '0 9 * * 1', timezone: 'UTC', freshnessDays: 7, catchUpHours: 6, recaps: [week], now: new Date('2026-11-25T12:00:00Z') };
+      const decision = await catchUpMissedTick({ ...missedAt, store: rig.store });
       expect(decision.action).toBe('tell-missed');
       if (decision.action !== 'tell-missed') return;
-      await sendNotice(rig.store, OPERATOR, decision.notice, quiet);
+      const notice = missedNotice(missedAt, decision.tick, decision.older);
+      await sendNotice(rig.store, OPERATOR, notice, quiet);
 
       // Two notices: the missed tick, and the outbox's own that the provider refuses the sender.
       const taken = () => webhook.posts.filter((post) => post.status === 200);
@@ -108,7 +101,7 @@ for (const backend of storeBackends) {
       const missed = taken().filter((post) => textOf(post).startsWith('[Launched Weekly] Missed: the 2026-11-23 09:00 UTC run'));
       expect(missed).toHaveLength(1);
       expect(missed[0]!.contentType).toMatch(/^application\/json/);
-      expect(missed[0]!.body).toEqual({ text: `${decision.notice.subject}\n\n${decision.notice.text}` });
+      expect(missed[0]!.body).toEqual({ text: `${notice.subject}\n\n${notice.text}` });
       expect(taken().filter((post) => textOf(post).startsWith('[Launched Weekly] E-mail held'))).toHaveLength(1);
       // Each notice is taken once, under one key on every try, so a receiver that keeps keys drops a repeat.
       const keys = new Set(webhook.posts.map((post) => post.idempotencyKey));

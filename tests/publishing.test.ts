@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { recapPathFor } from '../content/dates.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
@@ -280,7 +281,7 @@ describe('the Monday job', () => {
         cron: '0 9 * * 1',
         timezone: 'UTC',
         logger: createLogger({ level: 'silent', pretty: false }),
-        now: () => clock,
+        clock: clockReading(() => clock),
       });
       try {
         const early = await scheduler.runNow();

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockReading } from './support/clocks.ts';
 import { recaps } from '../content/index.ts';
 import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { gatherReport } from '../jobs/report/gather.ts';
@@ -126,7 +127,7 @@ for (const backend of backends) {
         logger,
         resumeInterrupted: false,
         // A Monday before any recap is public: the run sends nothing, so only the prune changes the database.
-        now: () => new Date('2020-01-06T09:00:00Z'),
+        clock: clockReading(() => new Date('2020-01-06T09:00:00Z')),
       });
       try {
         const nextHousekeeping = scheduler.nextHousekeeping();

@@ -1,8 +1,8 @@
 // The newest DIGEST_CRON tick before a server starts, in the operator's time zone: the instant the
-// catch-up asks the run history about.
+// catch-up asks the record of ticks about; and the next tick, which the scheduler's timer waits for,
+// right across daylight-saving changes.
 import { describe, expect, it } from 'vitest';
-import { lastTickAtOrBefore, ranFor } from './catch-up.ts';
-import type { DigestRun } from '../../server/store/types.ts';
+import { lastTickAtOrBefore, nextTickAfter } from './cron-time.ts';
 
 const WEEK = 7 * 24 * 3_600_000;
 
@@ -24,13 +24,19 @@ describe('lastTickAtOrBefore', () => {
   });
 });
 
-describe('ranFor', () => {
-  const run = (kind: DigestRun['kind'], startedAt: string): DigestRun => ({ id: '1', kind, startedAt: new Date(startedAt), outcome: 'sent' });
-  const tick = new Date('2026-11-23T09:00:00Z');
-  it('a scheduled run from the tick on (or a hair before it) counts; a manual run or an older one does not', () => {
-    expect(ranFor([run('scheduled', '2026-11-23T09:00:00.004Z')], tick)).toBe(true);
-    expect(ranFor([run('scheduled', '2026-11-23T08:59:59.990Z')], tick)).toBe(true);
-    expect(ranFor([run('manual', '2026-11-23T09:30:00Z')], tick)).toBe(false);
-    expect(ranFor([run('scheduled', '2026-11-16T09:00:00Z')], tick)).toBe(false);
+describe('nextTickAfter', () => {
+  it('is strictly after the instant given, in the zone given', () => {
+    expect(nextTickAfter('0 9 * * 1', 'UTC', new Date('2026-11-23T09:00:00Z'))).toEqual(new Date('2026-11-30T09:00:00Z'));
+    expect(nextTickAfter('0 9 * * 1', 'America/New_York', new Date('2026-11-01T00:00:00Z'))).toEqual(new Date('2026-11-02T14:00:00Z'));
+    expect(nextTickAfter('*/5 * * * * *', 'UTC', new Date('2026-11-23T09:00:30Z'))).toEqual(new Date('2026-11-23T09:00:35Z'));
+  });
+
+  it('a time the clocks skip fires at the first instant after the gap; a time they repeat fires once', () => {
+    // Lisbon, 29 March 2026: 01:00 becomes 02:00; 25 October 2026: 02:00 becomes 01:00.
+    expect(nextTickAfter('30 1 * * *', 'Europe/Lisbon', new Date('2026-03-28T12:00:00Z'))).toEqual(new Date('2026-03-29T01:00:00Z'));
+    expect(nextTickAfter('30 1 * * *', 'Europe/Lisbon', new Date('2026-03-29T01:00:00Z'))).toEqual(new Date('2026-03-30T00:30:00Z'));
+    expect(nextTickAfter('30 1 * * *', 'Europe/Lisbon', new Date('2026-10-24T12:00:00Z'))).toEqual(new Date('2026-10-25T00:30:00Z'));
+    expect(nextTickAfter('30 1 * * *', 'Europe/Lisbon', new Date('2026-10-25T00:30:00Z'))).toEqual(new Date('2026-10-26T01:30:00Z'));
+    expect(lastTickAtOrBefore('30 1 * * *', 'Europe/Lisbon', new Date('2026-10-25T02:00:00Z'), WEEK)).toEqual(new Date('2026-10-25T00:30:00Z'));
   });
 });

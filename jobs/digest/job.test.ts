@@ -52,16 +52,18 @@ describe('the job as the CLI and the scheduler run it', () => {
     }
   });
 
-  it('prunes unconfirmed signups on a real run only', async () => {
+  it('prunes after a real run from the CLI only: never on a dry run, a test copy, or a scheduled run', async () => {
     expect([isRealRun({}), isRealRun({ dryRun: true }), isRealRun({ testRecipient: 'me@example.com' })]).toEqual([true, false, false]);
     const store = await openPGliteStore(null);
     try {
       const at = { mode: 'manual', now: new Date('2025-07-15T09:00:00Z') } as const;
       const dry = await runDigestJob(setup(store, '/nonexistent'), { ...at, dryRun: true });
-      expect(dry).toMatchObject({ prunedPending: null, report: { outcome: 'dry-run' } });
+      expect(dry).toMatchObject({ report: { outcome: 'dry-run' } });
+      const scheduled = await runDigestJob(setup(store, '/nonexistent'), { ...at, mode: 'scheduled', recapWeek: '2020-01-01' });
+      expect(scheduled).toMatchObject({ report: { outcome: 'unknown-recap' } });
       expect(lines.filter((line) => line.startsWith('Removed'))).toEqual([]);
       const real = await runDigestJob(setup(store, '/nonexistent'), { ...at, recapWeek: '2020-01-01' });
-      expect(real).toMatchObject({ prunedPending: 0, report: { outcome: 'unknown-recap' } });
+      expect(real).toMatchObject({ report: { outcome: 'unknown-recap' } });
       expect(lines).toContain('Removed 0 unconfirmed signups older than 30 days');
     } finally {
       await store.close();

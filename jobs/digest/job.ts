@@ -1,13 +1,14 @@
 // The Monday job as the CLI (bin/digest.ts) and the scheduler (scheduler.ts) both run it: one
-// place assembles the run's options (the pre-send checks, the log, the calendar) and prunes
-// unconfirmed signups on a real run; whether a run failed is report.ts's runFailed. Neither shell
-// decides any of these for itself, so a hand run and a scheduled one cannot drift apart.
+// place assembles the run's options (the pre-send checks, the log, the calendar); whether a run
+// failed is report.ts's runFailed. Neither shell decides any of these for itself, so a hand run and
+// a scheduled one cannot drift apart. Pruning is housekeeping (housekeeping.ts), never on a
+// scheduled send's path: only a real run from the CLI prunes, after it has sent.
 import type { Recap } from '../../content/schema.ts';
+import type { Clock } from '../../server/clock.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
+import { housekeep } from './housekeeping.ts';
 import { presendHook } from './presend.ts';
-import { prunePendingSignups } from './prune-pending.ts';
-import { pruneRetainedRows } from './prune-retained.ts';
 import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from './run.ts';
 
 /** What every run of this process shares: its store, mailer, content and configuration. */
@@ -25,6 +26,10 @@ export interface DigestSetup {
   production: boolean;
   /** RETENTION_DAYS: how long closed outbox messages and webhook events are kept (default 90). */
   retentionDays?: number;
+  /** DIGEST_LEASE_SECONDS, in ms: the sending lease's length. */
+  leaseMs?: number;
+  /** The sending lease's clock (the scheduler's); the system clock by default. */
+  clock?: Clock;
   log: DigestLog;
 }
 
@@ -39,16 +44,16 @@ export interface DigestRequest {
   signal?: AbortSignal;
   /** The scheduler's "Resumed (try N): ", put before the run's message. */
   messagePrefix?: string;
+  /** The history row the tick's claim made for a scheduled run. */
+  runId?: string;
 }
 
 export interface DigestJobResult {
   report: DigestReport;
-  /** Unconfirmed signups removed before the run; null when not attempted or when it failed. */
-  prunedPending: number | null;
 }
 
 export function digestJobOptions(setup: DigestSetup, request: DigestRequest): DigestOptions {
-  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log } = setup;
+  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log, leaseMs, clock } = setup;
   return {
     store,
     mailer,
@@ -58,6 +63,8 @@ export function digestJobOptions(setup: DigestSetup, request: DigestRequest): Di
     freshnessDays,
     timezone,
     log,
+    leaseMs,
+    clock,
     preSend: presendHook({ production, log }),
     ...request,
   };
@@ -67,15 +74,11 @@ export function digestJobOptions(setup: DigestSetup, request: DigestRequest): Di
 export const isRealRun = (request: Pick<DigestRequest, 'dryRun' | 'testRecipient'>) => !request.dryRun && !request.testRecipient;
 
 /**
- * Prunes unconfirmed signups, and outbox messages and webhook events past their retention (a real
- * run only: a dry run or a test copy changes nothing), then runs the digest. Pruning goes first and
- * whatever the recap's fate: a week with nothing to send still cleans up, and a pruning failure
- * only warns, so the digest still goes out.
+ * Runs the digest. A real run from the CLI then does the housekeeping (in bounded batches, after
+ * the send, so a backlog never delays a week); a scheduled run leaves it to the daily housekeeping.
  */
 export async function runDigestJob(setup: DigestSetup, request: DigestRequest): Promise<DigestJobResult> {
-  const real = isRealRun(request);
-  const prunedPending = real ? await prunePendingSignups({ store: setup.store, log: setup.log }) : null;
-  if (real) await pruneRetainedRows({ store: setup.store, days: setup.retentionDays, log: setup.log });
   const report = await runWeeklyDigest(digestJobOptions(setup, request));
-  return { report, prunedPending };
+  if (request.mode === 'manual' && isRealRun(request)) await housekeep({ store: setup.store, retentionDays: setup.retentionDays, log: setup.log });
+  return { report };
 }

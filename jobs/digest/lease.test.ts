@@ -1,6 +1,7 @@
 // The sending lease on a real (embedded) store: a renewal already on its way when the lease is
 // released must not bring it back, or the next run would be told "locked" for a whole period.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../server/clock.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { SendingLease } from './lease.ts';
@@ -63,7 +64,7 @@ describe('SendingLease', () => {
       },
     });
     let now = Date.now();
-    const lease = new SendingLease(takenOver, '2025-06-30', 60_000, () => now);
+    const lease = new SendingLease(takenOver, '2025-06-30', 60_000, { now: () => new Date(now), setTimer: systemClock.setTimer });
     expect(await lease.acquire()).toBe(true);
     expect(await lease.check()).toBeNull();
     now += 21_000; // past a third of the lease: check renews, and the renewal is refused

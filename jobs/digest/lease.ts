@@ -4,6 +4,7 @@
 // re-create the lease for a whole period, and the next run would wrongly report "locked".
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { systemClock, type Clock, type TimerHandle } from '../../server/clock.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
@@ -14,21 +15,34 @@ export class SendingLease {
   private lost = false;
   private released = false;
   private renewing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimerHandle | null = null;
 
   constructor(
     private readonly store: DigestStore,
     private readonly recapDate: string,
     readonly leaseMs: number,
-    private readonly clock: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {}
+
+  private now = () => this.clock.now().getTime();
+
+  /** The database's clock for the system clock; the caller's for any other (a test's manual one). */
+  private take() {
+    return this.store.acquireDigestLock(this.recapDate, this.holder, this.leaseMs, this.clock === systemClock ? undefined : this.clock.now());
+  }
+
+  private scheduleRenewal() {
+    this.timer = this.clock.setTimer(async () => {
+      await this.renew().catch(() => {});
+      if (!this.released) this.scheduleRenewal();
+    }, Math.max(1_000, Math.floor(this.leaseMs / 3)));
+  }
 
   /** Takes the lease; false while another holder's is valid. */
   async acquire(): Promise<boolean> {
-    if (!(await this.store.acquireDigestLock(this.recapDate, this.holder, this.leaseMs))) return false;
-    this.lastRenewal = this.clock();
-    this.timer = setInterval(() => void this.renew().catch(() => {}), Math.max(1_000, Math.floor(this.leaseMs / 3)));
-    this.timer.unref();
+    if (!(await this.take())) return false;
+    this.lastRenewal = this.now();
+    this.scheduleRenewal();
     return true;
   }
 
@@ -37,7 +51,7 @@ export class SendingLease {
     if (this.released) return Promise.resolve();
     this.renewing ??= (async () => {
       try {
-        if (await this.store.acquireDigestLock(this.recapDate, this.holder, this.leaseMs)) this.lastRenewal = this.clock();
+        if (await this.take()) this.lastRenewal = this.now();
         else this.lost = true;
       } finally {
         this.renewing = null;
@@ -48,14 +62,14 @@ export class SendingLease {
 
   /** Null while the lease is surely still ours; otherwise why sending must stop. */
   async check(): Promise<string | null> {
-    if (this.clock() - this.lastRenewal > this.leaseMs / 3) await this.renew().catch(() => {});
-    if (this.lost || this.clock() - this.lastRenewal > this.leaseMs / 2) return 'lost the sending lease (the database did not confirm it in time)';
+    if (this.now() - this.lastRenewal > this.leaseMs / 3) await this.renew().catch(() => {});
+    if (this.lost || this.now() - this.lastRenewal > this.leaseMs / 2) return 'lost the sending lease (the database did not confirm it in time)';
     return null;
   }
 
   async release(): Promise<void> {
     this.released = true;
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     await this.renewing?.catch(() => {});
     await this.store.releaseDigestLock(this.recapDate, this.holder).catch(() => {});
   }

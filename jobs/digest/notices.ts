@@ -73,7 +73,7 @@ export async function noticeFor(store: DigestStore, report: DigestReport, contex
   }
   if (context.attempt > 0 || context.stopNoticed) {
     return {
-      subject: `${NOTICE_SUBJECT_PREFIX} Resumed and finished: ${recap}, ${report.outcome}`,
+      subject: `${NOTICE_SUBJECT_PREFIX} Resumed and finished${context.late ? ' (late)' : ''}: ${recap}, ${report.outcome}`,
       text: [`The scheduled run of ${recap} was resumed (try ${context.attempt}) and finished: ${report.message}`, '', ...body, '', next].join('\n'),
     };
   }

@@ -1,14 +1,14 @@
 // When the scheduler tries a stopped run again, and what an idle scheduler costs the database.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
-import type { DigestRun, Store } from '../../server/store/types.ts';
-import { DEFAULT_RESUME_POLICY, interruptedScheduledRun, resumeDelayMs, shouldResume } from './resume.ts';
+import type { Store } from '../../server/store/types.ts';
+import { createManualClock } from '../../server/clock.ts';
+import { DEFAULT_RESUME_POLICY, resumableTick, resumeDelayMs, shouldResume } from './resume.ts';
 import { startDigestScheduler } from './scheduler.ts';
 
-const run = (kind: DigestRun['kind'], outcome: string | null, message = ''): DigestRun => ({ id: String(Math.random()), kind, startedAt: new Date(), outcome, message });
 
 describe('the resume schedule', () => {
   it('first tries within 2 minutes, then doubles up to 30 minutes', () => {
@@ -35,22 +35,17 @@ describe('the resume schedule', () => {
     for (const outcome of ['sent', 'already-sent', 'stale', 'unknown', 'no-recap', 'no-subscribers'] as const) expect(shouldResume({ outcome, message: '' })).toBe(false);
   });
 
-  it('at start-up resumes the last scheduled run when it was killed, stopped (on request too) or locked out, and nothing else', () => {
-    expect(interruptedScheduledRun([run('manual', null), run('scheduled', null)])?.outcome).toBeNull();
-    expect(interruptedScheduledRun([run('scheduled', 'stopped', 'Stopped after …: stopped on request. Run again …')])).not.toBeNull();
-    expect(interruptedScheduledRun([run('scheduled', 'locked', 'Nothing sent: another run …')])).not.toBeNull();
-    expect(interruptedScheduledRun([run('scheduled', 'sent'), run('scheduled', null)])).toBeNull();
-    expect(interruptedScheduledRun([run('scheduled', 'stale')])).toBeNull();
-    expect(interruptedScheduledRun([run('manual', 'stopped', 'Stopped: …')])).toBeNull();
-    expect(interruptedScheduledRun([])).toBeNull();
+  it('a try goes on until the next tick has come, and for a late tick until its catch-up deadline', () => {
+    const tick = new Date('2026-11-23T09:00:00Z');
+    const at = (iso: string, late = false) => resumableTick({ cron: '0 9 * * 1', timezone: 'UTC', tick, late, catchUpHours: 6, now: new Date(iso) });
+    expect(at('2026-11-29T09:00:00Z')).toEqual({ go: true });
+    expect(at('2026-11-30T09:00:00Z')).toMatchObject({ go: false, state: 'abandoned' });
+    expect(at('2026-11-23T14:59:00Z', true)).toEqual({ go: true });
+    expect(at('2026-11-23T15:01:00Z', true)).toMatchObject({ go: false, state: 'missed' });
   });
 });
 
 describe('an idle scheduler', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('asks the database once at start-up and then nothing: at most one query a minute, over half an hour', async () => {
     const store = await openPGliteStore(null);
     let calls = 0;
@@ -64,7 +59,7 @@ describe('an idle scheduler', () => {
         };
       },
     }) as Store;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], now: new Date('2026-03-04T10:00:00Z') });
+    const clock = createManualClock(new Date('2026-03-04T10:00:00Z'));
     const scheduler = startDigestScheduler({
       cron: '0 9 * * 1',
       timezone: 'UTC',
@@ -75,13 +70,14 @@ describe('an idle scheduler', () => {
       siteUrl: 'https://lw.test',
       unsubscribeSecret: 'resume-test-secret-0123456789abcdef0123456789',
       logger: createLogger({ level: 'silent', pretty: false }),
+      clock,
     });
     try {
-      await vi.advanceTimersByTimeAsync(30 * 60_000);
+      await scheduler.idle();
+      await clock.advance(30 * 60_000);
       expect(calls).toBe(1);
       expect(scheduler.nextResume()).toBeNull();
     } finally {
-      vi.useRealTimers();
       await scheduler.stop();
       await store.close();
     }

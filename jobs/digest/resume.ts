@@ -2,12 +2,17 @@
 // another replica's lease in the way), the scheduler tries again by itself: first after
 // DIGEST_RESUME_FIRST_SECONDS (60 s), then twice as long each time up to DIGEST_RESUME_MAX_SECONDS
 // (30 min), until a try ends conclusively: the recap is sent (or was), or its freshness window has
-// ended ("stale"), or a person must decide (an unknown batch, a failed pre-send check). A process
-// that starts after a crash or a deploy looks once at the last scheduled run and resumes it when it
-// did not end conclusively. Each try is a run of its own in --history ("Resumed (try N): …"); the
-// sending lease keeps it to one sender across replicas. Idle, this costs no query at all.
-import type { DigestRun, DigestStore } from '../../server/store/types.ts';
+// ended ("stale"), or a person must decide (an unknown batch, a failed pre-send check), or the
+// tick's week is over (the next tick has come) or a late tick's catch-up deadline has passed
+// (resumableTick). A tick whose holder died is taken over by another server or the next start once
+// its lease has passed (scheduler.ts). Each try is a run of its own in --history ("Resumed (try
+// N): …"); the sending lease keeps it to one sender across replicas. Every wait is a timer of the
+// scheduler's Clock.
+import type { Clock, TimerHandle } from '../../server/clock.ts';
 import type { DigestReport } from './report.ts';
+import { nextTickAfter } from './cron-time.ts';
+
+const HOUR_MS = 3_600_000;
 
 export interface ResumePolicy {
   firstMs: number;
@@ -36,34 +41,6 @@ export function shouldResume(report: Pick<DigestReport, 'outcome' | 'message'>):
   return !NEEDS_A_PERSON.test(report.message) && !report.message.includes(ON_REQUEST);
 }
 
-/**
- * At start-up: whether the last scheduled run (newest first in `runs`) ended without a conclusion,
- * i.e. was killed (no outcome), stopped, or was locked out; the caller then resumes it.
- */
-export function interruptedScheduledRun(runs: readonly DigestRun[]): DigestRun | null {
-  const last = runs.find((run) => run.kind === 'scheduled');
-  if (!last) return null;
-  if (last.outcome === null) return last;
-  const report = { outcome: last.outcome as DigestReport['outcome'], message: last.message ?? '' };
-  // Stopped on request: its process was going away (a deploy); this one takes over.
-  return shouldResume(report) || (report.outcome === 'stopped' && report.message.includes(ON_REQUEST)) ? last : null;
-}
-
-/**
- * Right before the start-up resume's try: whether the last scheduled run is still unfinished. A run
- * that looked cut short at start-up may have been another server's, alive and finishing (replicas
- * started together after a missed tick); then there is nothing to resume and no run is added.
- */
-export async function stillInterrupted(store: Pick<DigestStore, 'recentDigestRuns'>, log: { info(line: string): void }): Promise<boolean> {
-  try {
-    if (interruptedScheduledRun(await store.recentDigestRuns(10))) return true;
-  } catch {
-    return true; // The try itself reports a database that cannot be read.
-  }
-  log.info('Weekly digest: the scheduled run this server meant to resume finished meanwhile (another server ran it); nothing to resume');
-  return false;
-}
-
 export interface Resumer {
   /** After a scheduled run (attempt 0 from the schedule, N for resume try N): the next try's time, or null when done. */
   afterRun(report: DigestReport, attempt: number): Date | null;
@@ -73,21 +50,19 @@ export interface Resumer {
   cancel(): void;
 }
 
-export function createResumer(options: { policy: ResumePolicy; run: (attempt: number) => void; now?: () => number }): Resumer {
-  const now = options.now ?? Date.now;
-  let timer: NodeJS.Timeout | null = null;
+export function createResumer(options: { policy: ResumePolicy; run: (attempt: number) => unknown; clock: Clock }): Resumer {
+  let timer: TimerHandle | null = null;
   const cancel = () => {
-    if (timer) clearTimeout(timer);
+    timer?.cancel();
     timer = null;
   };
   const scheduleTry = (attempt: number, delayMs: number) => {
     cancel();
-    timer = setTimeout(() => {
+    timer = options.clock.setTimer(() => {
       timer = null;
-      options.run(attempt);
+      return options.run(attempt);
     }, delayMs);
-    timer.unref();
-    return new Date(now() + delayMs);
+    return new Date(options.clock.now().getTime() + delayMs);
   };
   return {
     afterRun(report, attempt) {
@@ -97,4 +72,24 @@ export function createResumer(options: { policy: ResumePolicy; run: (attempt: nu
     scheduleTry,
     cancel,
   };
+}
+
+export type TickVerdict = { go: true } | { go: false; state: 'abandoned' | 'missed'; why: string };
+
+/**
+ * Whether a try may still run for `tick`: not once the next tick has come (its run, on time or
+ * late, owns the week now, and a try would send a different week under this tick's name), and for
+ * a late tick not past its catch-up deadline (DIGEST_CATCHUP_HOURS from the tick). Freshness is the
+ * run's own rule (a stale recap ends it).
+ */
+export function resumableTick(options: { cron: string; timezone: string; tick: Date; late: boolean; catchUpHours: number; now: Date }): TickVerdict {
+  const { tick, now } = options;
+  const next = nextTickAfter(options.cron, options.timezone, tick, now.getTime() - tick.getTime() + 1);
+  if (next && next.getTime() <= now.getTime()) {
+    return { go: false, state: 'abandoned', why: `the next scheduled run (${next.toISOString()}) has come, and that run serves the week now` };
+  }
+  if (options.late && now.getTime() - tick.getTime() > options.catchUpHours * HOUR_MS) {
+    return { go: false, state: 'missed', why: `it is a missed run caught up late, and DIGEST_CATCHUP_HOURS (${options.catchUpHours} h) from its time has passed` };
+  }
+  return { go: true };
 }

@@ -22,6 +22,7 @@ import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './report.ts';
 import { sendAndRecord, settleOpenBatches, templateFor, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../server/clock.ts';
 
 export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
 export { findRecapIn } from './recap.ts';
@@ -77,6 +78,10 @@ export interface DigestOptions {
   preSend?: (context: { recap: Recap; content: DigestContent; store: DigestStore }) => Promise<string | null>;
   /** Put before the run's message in its report and history (the scheduler's "Resumed (try N): "). */
   messagePrefix?: string;
+  /** The run's history row when it exists already (a scheduled run's row is made with its tick's claim). */
+  runId?: string;
+  /** The sending lease's clock (its renewals and its expiry); the system clock by default. */
+  clock?: Clock;
 }
 
 interface Run {
@@ -110,7 +115,7 @@ export async function runWeeklyDigest(options: DigestOptions): Promise<DigestRep
   const started = Date.now();
   const run: Run = { options, tally: new RunTally(), started, clock: () => new Date(options.now.getTime() + (Date.now() - started)), recap: null, runId: null };
   const warn = (line: string) => options.log?.warn(line);
-  const runId = await startRun(options.store, kindOf(options), options.now, warn);
+  const runId = options.runId ?? (await startRun(options.store, kindOf(options), options.now, warn));
   run.runId = runId;
   let report: DigestReport;
   try {
@@ -194,7 +199,7 @@ function progress(run: Run, total: number, dryRun: boolean) {
 
 async function sendAll(run: Run, content: DigestContent, label: string): Promise<DigestReport> {
   const { store, leaseMs = DEFAULT_LEASE_MS } = run.options;
-  const lease = new SendingLease(store, content.recapDate, leaseMs);
+  const lease = new SendingLease(store, content.recapDate, leaseMs, run.options.clock);
   if (!(await lease.acquire())) {
     return finish(
       run,

@@ -1,17 +1,53 @@
 // The sending lease of a recap, over acquire_digest_lock and release_digest_lock
 // (supabase/migrations/20250801000300_digest_lock_function.sql): one holder at a time sends a
-// recap; a lease that is not renewed expires. And the claim of a missed DIGEST_CRON tick
-// (20261128002010_digest_tick_claims.sql): one server, ever, runs or tells it.
+// recap; a lease that is not renewed expires. And the record of DIGEST_CRON ticks
+// (20261130002010_digest_ticks.sql): a tick's claim and its run are made in one transaction.
+import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
-import type { DigestLeaseStore } from './types.ts';
+import type { DigestLeaseStore, DigestTick, DigestTickStart } from './types.ts';
+
+const instant = z.union([z.string(), z.date()]).transform((value) => new Date(value));
+const dateOnly = z.union([z.string(), z.date()]).transform((value) => (typeof value === 'string' ? value.slice(0, 10) : value.toISOString().slice(0, 10)));
+
+const tickRow = z.object({
+  tick: instant,
+  holder: z.string(),
+  state: z.enum(['running', 'done', 'missed', 'abandoned']),
+  late: z.boolean(),
+  run_id: z.string().nullable(),
+  recap_date: dateOnly.nullable(),
+  lease_until: instant,
+  outcome: z.string().nullable(),
+});
+
+const tickStart = z.object({ run_id: z.string(), late: z.boolean(), taken_over: z.boolean() });
+
+const json = (answer: unknown) => (typeof answer === 'string' ? JSON.parse(answer) : answer);
 
 export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
   return {
-    acquireDigestLock: async (recapDate, holder, leaseMs) =>
-      (await call('acquire_digest_lock', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs) })) === true,
+    acquireDigestLock: async (recapDate, holder, leaseMs, now) =>
+      (now
+        ? await call('acquire_digest_lock_at', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs), p_now: now.toISOString() })
+        : await call('acquire_digest_lock', { p_recap_date: recapDate, p_holder: holder, p_lease_ms: Math.round(leaseMs) })) === true,
     async releaseDigestLock(recapDate, holder) {
       await call('release_digest_lock', { p_recap_date: recapDate, p_holder: holder });
     },
-    claimDigestTick: async (tick, holder) => (await call('digest_claim_tick', { p_tick: tick.toISOString(), p_holder: holder })) === true,
+    async beginDigestTick({ tick, holder, now, leaseMs, late }): Promise<DigestTickStart | null> {
+      const answer = json(await call('digest_begin_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_lease_ms: Math.round(leaseMs), p_late: late }));
+      if (answer === null || answer === undefined) return null;
+      const parsed = tickStart.parse(answer);
+      return { runId: parsed.run_id, late: parsed.late, takenOver: parsed.taken_over };
+    },
+    renewDigestTick: async (tick, holder, until) => (await call('digest_renew_tick', { p_tick: tick.toISOString(), p_holder: holder, p_until: until.toISOString() })) === true,
+    endDigestTick: async ({ tick, holder, now, state, recapDate }) =>
+      (await call('digest_end_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_state: state, p_recap_date: recapDate })) === true,
+    recordMissedDigestTick: async (tick, holder, now) => (await call('digest_record_missed_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString() })) === true,
+    async digestTicksSince(since): Promise<DigestTick[]> {
+      return z
+        .array(tickRow)
+        .parse(json(await call('digest_ticks_since', { p_since: since.toISOString() })))
+        .map((row) => ({ tick: row.tick, holder: row.holder, state: row.state, late: row.late, runId: row.run_id, recapDate: row.recap_date, leaseUntil: row.lease_until, outcome: row.outcome }));
+    },
   };
 }

@@ -11,8 +11,11 @@ export interface RetainedPrune {
 }
 
 export interface RetentionStore {
-  /** Removes closed outbox messages and webhook events older than `days` (at least 7), keeping the report's figures. */
-  pruneRetained(days: number): Promise<RetainedPrune>;
+  /**
+   * Removes closed outbox messages and webhook events older than `days` (at least 7), keeping the
+   * report's figures; with `limit`, at most that many of each per call (the caller loops).
+   */
+  pruneRetained(days: number, limit?: number): Promise<RetainedPrune>;
 }
 
 const count = z.union([z.number(), z.string()]).transform(Number);
@@ -20,8 +23,9 @@ const pruned = z.object({ outbox: count, events: count });
 
 export function retentionStore(call: CallFunction): RetentionStore {
   return {
-    async pruneRetained(days) {
-      const answer = await call('prune_retained', { p_days: Math.round(days) });
+    async pruneRetained(days, limit) {
+      const answer =
+        limit === undefined ? await call('prune_retained', { p_days: Math.round(days) }) : await call('prune_retained_batch', { p_days: Math.round(days), p_limit: Math.round(limit) });
       return pruned.parse(typeof answer === 'string' ? JSON.parse(answer) : answer);
     },
   };

@@ -301,19 +301,52 @@ export interface MailboxKeyStore {
   mailboxHashKey(candidate: string): Promise<string>;
 }
 
-/** The sending lease of a recap (digest-lease.ts). */
+/** A claimed tick's new run: its history row, whether the tick is a late one, whether another holder had it. */
+export interface DigestTickStart {
+  runId: string;
+  late: boolean;
+  takenOver: boolean;
+}
+
+/** One DIGEST_CRON tick as recorded (20261130002010_digest_ticks.sql). */
+export interface DigestTick {
+  tick: Date;
+  holder: string;
+  state: 'running' | 'done' | 'missed' | 'abandoned';
+  late: boolean;
+  runId: string | null;
+  recapDate: string | null;
+  leaseUntil: Date;
+  /** The outcome of the tick's latest run; null while it runs or when it was killed. */
+  outcome: string | null;
+}
+
+/** The sending lease of a recap and the record of ticks (digest-lease.ts). */
 export interface DigestLeaseStore {
   /**
    * Takes or renews the sending lease for a recap. Returns false while another holder's lease
-   * is still valid. A lease that is not renewed expires after `leaseMs`.
+   * is still valid. A lease that is not renewed expires after `leaseMs`. With `now`, time is the
+   * caller's clock (a manual one) instead of the database's.
    */
-  acquireDigestLock(recapDate: string, holder: string, leaseMs: number): Promise<boolean>;
+  acquireDigestLock(recapDate: string, holder: string, leaseMs: number, now?: Date): Promise<boolean>;
   releaseDigestLock(recapDate: string, holder: string): Promise<void>;
   /**
-   * Claims a DIGEST_CRON tick that no server ran on time: true for exactly one caller ever, so
-   * replicas starting together run (or tell) a missed tick once.
+   * Claims a DIGEST_CRON tick and starts its scheduled run in one transaction: a new tick, one this
+   * holder already holds, or one whose holder's lease has passed. Null while another holder's lease
+   * is valid or the tick is settled.
    */
-  claimDigestTick(tick: Date, holder: string): Promise<boolean>;
+  beginDigestTick(claim: { tick: Date; holder: string; now: Date; leaseMs: number; late: boolean }): Promise<DigestTickStart | null>;
+  /** Keeps the holder's claim until `until`; false when it is no longer this holder's running tick. */
+  renewDigestTick(tick: Date, holder: string, until: Date): Promise<boolean>;
+  /**
+   * Settles a running tick, the holder's or one whose holder's lease has passed; true for the one
+   * caller that settled it.
+   */
+  endDigestTick(end: { tick: Date; holder: string; now: Date; state: 'done' | 'missed' | 'abandoned'; recapDate: string | null }): Promise<boolean>;
+  /** Records a tick nobody ran as missed; true for exactly one caller, who tells the operator. */
+  recordMissedDigestTick(tick: Date, holder: string, now: Date): Promise<boolean>;
+  /** The tick record from `since` on, newest first. */
+  digestTicksSince(since: Date): Promise<DigestTick[]>;
 }
 
 /** What a backend adds to the operations: which one it is, readiness, shutdown. */
@@ -376,6 +409,7 @@ export type DigestStore = DigestBatchStore &
   DigestLeaseStore &
   PendingSignupStore &
   RetentionStore &
+  Pick<EngagementStore, 'pruneLinkClickWindow'> &
   Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
   Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
   Pick<ReportStore, 'reportSnapshot'>;
