@@ -6,7 +6,7 @@
 import * as chromeLauncher from 'chrome-launcher';
 import lighthouse from 'lighthouse';
 import desktopConfig from 'lighthouse/core/config/desktop-config.js';
-import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../tests/support/browser.ts';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH } from '../tests/support/chromium.ts';
 import { startTestServer } from '../tests/support/server.ts';
 import { recordResults } from './support/results.ts';
 

@@ -6,8 +6,6 @@
 // own per-transaction table statistics: the ledger rows a call read, by any scan.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../server/store/migrate.ts';
-import { createPgClient } from '../server/store/postgres.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
 
 const RECAP = '2025-07-14';
@@ -22,8 +20,6 @@ describe.skipIf(!postgresUrl)('the digest’s ledger checks on a ledger the stat
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const client = createPgClient(db.url, { max: 1 });
-    await migrate(client).finally(() => client.close());
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     await insertReaders(sql, SUBSCRIBERS);

@@ -19,7 +19,7 @@ const kinds = [
     name: 'PostgreSQL',
     available: postgresUrl !== null,
     open: async () => {
-      const db = await createTestDatabase();
+      const db = await createTestDatabase({ from: 'empty' });
       return { client: createPgClient(db.url, { max: 2 }) as SqlClient, backend: 'postgres' as const, drop: () => db.drop() };
     },
   },

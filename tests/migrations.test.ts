@@ -451,7 +451,7 @@ for (const kind of kinds) {
 
 describe.skipIf(postgresUrl === null)('A migration that cannot lock a busy table', () => {
   it('gives up after lock_timeout with "table busy, try again", applies nothing, and succeeds once the table is free', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ from: 'empty' });
     const client = createPgClient(db.url, { max: 1 });
     const reader = createPgClient(db.url, { max: 1 });
     try {
@@ -487,7 +487,7 @@ describe.skipIf(postgresUrl === null)('A migration that cannot lock a busy table
 
 describe.skipIf(postgresUrl === null)('A restart on an up-to-date database', () => {
   it('only reads the ledger: a session holding the ledger table does not hold it up', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ from: 'empty' });
     const client = createPgClient(db.url, { max: 1 });
     const reader = createPgClient(db.url, { max: 1 });
     try {
@@ -543,7 +543,7 @@ describe('The embedded store opens an old data directory', () => {
 
 describe.skipIf(!postgresUrl)('The Postgres store opens an old database', () => {
   it('migrates the old table on open and lists its rows for sending', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ from: 'empty' });
     const admin = createPgClient(db.url, { max: 1 });
     await admin.exec(OLD_TABLE);
     await admin.close();
@@ -571,7 +571,7 @@ describe.skipIf(!postgresUrl)('npm run db:migrate', () => {
     });
 
   it('applies the migrations to DATABASE_URL, even beside the Supabase settings, then finds nothing to do', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ from: 'empty' });
     try {
       await createSupabaseRoles(db.url);
       const supabase = { SUPABASE_URL: 'https://abcd1234.supabase.co', SUPABASE_ANON_KEY: 'a', SUPABASE_SERVICE_ROLE_KEY: 'b' };

@@ -2,14 +2,12 @@
 // clicks and engagement events counted (server/store/engagement.ts), and one snapshot whose
 // figures match what happened to the list and the ledger.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../server/store/migrate.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { openSupabaseStore } from '../server/store/supabase.ts';
 import type { Store } from '../server/store/types.ts';
 import { startFakePostgrest } from './support/fake-postgrest.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
-import { createSupabaseRoles } from './support/supabase-roles.ts';
 import { addSignup, recordDeliveries } from './support/store-ops.ts';
 
 interface Opened {
@@ -39,10 +37,7 @@ const backends: { name: string; available: boolean; open(): Promise<Opened> }[] 
     name: 'supabase',
     available: postgresUrl !== null,
     async open() {
-      const db = await createTestDatabase();
-      await createSupabaseRoles(db.url);
-      const client = createPgClient(db.url, { max: 1 });
-      await migrate(client).finally(() => client.close());
+      const db = await createTestDatabase({ from: 'supabase' });
       const fake = await startFakePostgrest(db.url);
       const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
       return { store, cleanup: async () => (await store.close(), await fake.close(), await db.drop()) };

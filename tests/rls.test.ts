@@ -4,11 +4,10 @@
 // create an active subscriber directly (20261123000210_revoke_anon_signup_insert.sql). The service role, used only by the server and the job, reads everything.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadMigrations, migrate } from '../server/store/migrate.ts';
+import { loadMigrations } from '../server/store/migrate.ts';
 import { createPgClient } from '../server/store/postgres.ts';
 import { startFakePostgrest, type FakePostgrest } from './support/fake-postgrest.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
-import { createSupabaseRoles } from './support/supabase-roles.ts';
 
 const DENIED = { code: '42501' };
 
@@ -28,10 +27,8 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await createSupabaseRoles(db.url);
+    db = await createTestDatabase({ from: 'supabase' });
     const client = createPgClient(db.url, { max: 1 });
-    await migrate(client);
     await client.exec(`insert into public.email_signups (email) values ('existing@example.com');
                        insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'x');`);
     await client.close();

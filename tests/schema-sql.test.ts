@@ -70,7 +70,7 @@ describe('checking supabase/schema.sql against the migrations', () => {
 
 describe.skipIf(!postgresUrl)('supabase/schema.sql', () => {
   it('holds every SQL function, and the rest of the schema, exactly as the migrations make them', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ from: 'empty' });
     try {
       const fromMigrations = await schemaOfMigrations(db.url);
       const committed = await readFile(SCHEMA_FILE, 'utf8').catch(() => '');

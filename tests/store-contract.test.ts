@@ -27,15 +27,7 @@ async function closedPortUrl(): Promise<{ port: number }> {
 
 /** A database with Supabase's roles and every migration applied, as `supabase db push` leaves it. */
 async function createSupabaseDatabase(): Promise<TestDatabase> {
-  const db = await createTestDatabase();
-  await createSupabaseRoles(db.url);
-  const client = createPgClient(db.url, { max: 1 });
-  try {
-    await migrate(client);
-  } finally {
-    await client.close();
-  }
-  return db;
+  return createTestDatabase({ from: 'supabase' });
 }
 
 interface Opened {
@@ -542,7 +534,7 @@ describe.skipIf(!postgresUrl)('Supabase backend specifics', () => {
   });
 
   it('is not ready on a project that was never migrated', async () => {
-    const bare = await createTestDatabase();
+    const bare = await createTestDatabase({ from: 'empty' });
     await createSupabaseRoles(bare.url);
     const bareFake = await startFakePostgrest(bare.url);
     const bareStore = await openSupabaseStore({ url: bareFake.url, anonKey: bareFake.anonKey, serviceRoleKey: bareFake.serviceRoleKey });

@@ -21,7 +21,9 @@ function run(dataDir: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'bin/subscribers.ts', ...args],
+      // What `npm run subscribers` runs once the build is current (the test run's global set-up
+      // builds): the compiled command, not the sources compiled again on every call.
+      ['dist/bin/subscribers.js', ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, NODE_ENV: 'test' }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

@@ -71,11 +71,16 @@ export function migrationsDigest(migrations: readonly Migration[]): string {
 
 export const seedPath = (migrations: readonly Migration[]) => join(SEED_DIR, `seed-${migrationsDigest(migrations)}.tar.gz`);
 
+/** The build's image of a database with exactly `migrations` applied; none when the build made none for them. */
+export async function seedImage(migrations: readonly Migration[]): Promise<Blob | undefined> {
+  const image = await readFile(seedPath(migrations)).catch(() => null);
+  return image ? new Blob([image]) : undefined;
+}
+
 /** The image a database at `dbPath` is to start from: none when it exists already or no image matches `migrations`. */
 export async function seedFor(dbPath: string, migrations: readonly Migration[]): Promise<Blob | undefined> {
   if (existsSync(join(dbPath, 'PG_VERSION'))) return undefined;
-  const image = await readFile(seedPath(migrations)).catch(() => null);
-  return image ? new Blob([image]) : undefined;
+  return seedImage(migrations);
 }
 
 /** A new in-memory database with every migration applied, as a gzipped tarball of its data directory. */
@@ -103,10 +108,14 @@ async function openOnDisk(dataDir: string, migrations: readonly Migration[]): Pr
   }
 }
 
-/** Opens (creating and migrating if needed) the embedded database; `dataDir` null = in memory. */
+/**
+ * Opens (creating and migrating if needed) the embedded database; `dataDir` null = in memory,
+ * which starts from the build's image too, since the tests open many of them.
+ */
 export async function openPGliteStore(dataDir: string | null): Promise<Store> {
   const migrations = await loadMigrations();
-  const { db, releaseLock } = dataDir === null ? { db: new PGlite(), releaseLock: async () => {} } : await openOnDisk(dataDir, migrations);
+  const { db, releaseLock } =
+    dataDir === null ? { db: new PGlite({ loadDataDir: await seedImage(migrations) }), releaseLock: async () => {} } : await openOnDisk(dataDir, migrations);
   const client = new PGliteClient(db);
   await migrate(client, migrations);
   return sqlStore('pglite', {

@@ -1,23 +1,15 @@
-// Debian's Chromium driven by playwright-core. Never a downloaded browser: the path is the
-// system one (override with CHROMIUM_PATH), and the flags keep it off the network.
-import { existsSync } from 'node:fs';
+// Debian's Chromium driven by playwright-core (path and flags in chromium.ts). The browser
+// project's global set-up (tests/setup/browser.ts) starts one Chromium for the run and a test file
+// connects to it; `browser.close()` then only disconnects, closing the contexts that file opened.
+// Outside that project (no endpoint provided) a file launches its own.
 import { chromium, type Browser } from 'playwright-core';
+import { inject } from 'vitest';
+import { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable } from './chromium.ts';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-export const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-export const chromiumAvailable = existsSync(CHROMIUM_PATH);
+export { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable };
 
 export function launchChromium(): Promise<Browser> {
+  const endpoint = inject('chromiumEndpoint');
+  if (endpoint) return chromium.connect(endpoint);
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS, headless: true });
 }

@@ -42,7 +42,7 @@ export const migrationKinds: MigrationKind[] = [
     name: 'PostgreSQL',
     available: postgresUrl !== null,
     async create(roles = false) {
-      const db = await createTestDatabase();
+      const db = await createTestDatabase({ from: 'empty' });
       if (roles) await createSupabaseRoles(db.url);
       const client = createPgClient(db.url, { max: 2 });
       return {

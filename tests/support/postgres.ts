@@ -1,9 +1,12 @@
-// A fresh database per test file on the throwaway PostgreSQL that tests/setup/postgres.ts starts.
+// A fresh database per test file on the throwaway PostgreSQL that tests/setup/postgres.ts starts,
+// copied from one of the migrated templates it made (`create database … template …`), so a test
+// file does not wait for every migration to run again.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 
-export const postgresUrl: string | null = inject('postgresUrl');
+const postgres = inject('postgres');
+export const postgresUrl: string | null = postgres?.url ?? null;
 
 if (!postgresUrl) {
   console.warn('[postgres] No PostgreSQL reachable: skipping tests that need a real PostgreSQL.');
@@ -15,20 +18,34 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (!postgresUrl) throw new Error('No PostgreSQL for tests');
+/**
+ * What a new test database holds:
+ * - `migrated` (the default): every migration applied, as the stores leave a database they open;
+ * - `supabase`: Supabase's roles and default grants, then every migration, as `supabase db push`
+ *   leaves a project;
+ * - `empty`: nothing, for tests of the migrations themselves or of a database never migrated.
+ */
+export type TestDatabaseStart = 'migrated' | 'supabase' | 'empty';
+
+export async function createTestDatabase({ from = 'migrated' }: { from?: TestDatabaseStart } = {}): Promise<TestDatabase> {
+  if (!postgres) throw new Error('No PostgreSQL for tests');
+  const serverUrl = postgres.url;
   const name = `lw_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
+  const template = { migrated: postgres.migratedTemplate, supabase: postgres.supabaseTemplate, empty: null }[from];
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(postgresUrl);
+  try {
+    await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
     async drop() {
-      const client = new pg.Client({ connectionString: postgresUrl! });
+      const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();

@@ -3,7 +3,8 @@
 // (age a pending signup by 29 days) on the embedded database too, where store-backends.ts offers
 // no second connection (PGlite has exactly one owner; here the store and the test share it).
 import { PGlite } from '@electric-sql/pglite';
-import { migrate } from '../../server/store/migrate.ts';
+import { loadMigrations, migrate } from '../../server/store/migrate.ts';
+import { seedImage } from '../../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
 import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
 import { sqlStore } from '../../server/store/sql-store.ts';
@@ -24,6 +25,17 @@ export function pgliteClient(db: PGlite = new PGlite()): SqlClient {
   return { ...executor(db), transaction: (work) => db.transaction((tx) => work(executor(tx))), close: () => db.close() };
 }
 
+/**
+ * A raw in-memory PGlite with every migration applied, started from the build's image as the
+ * embedded store is (server/store/pglite.ts); without a matching image the migrations run here.
+ */
+export async function migratedPGliteClient(): Promise<SqlClient> {
+  const migrations = await loadMigrations();
+  const client = pgliteClient(new PGlite({ loadDataDir: await seedImage(migrations) }));
+  await migrate(client, migrations);
+  return client;
+}
+
 export interface OpenedSqlBackend {
   store: Store;
   sql: SqlClient;
@@ -35,8 +47,7 @@ export const sqlBackends = [
     name: 'PGlite',
     available: true,
     async open(): Promise<OpenedSqlBackend> {
-      const client = pgliteClient();
-      await migrate(client);
+      const client = await migratedPGliteClient();
       const store = sqlStore('pglite', client);
       return { store, sql: client, cleanup: () => store.close() };
     },

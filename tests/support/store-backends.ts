@@ -1,15 +1,14 @@
 // The three store backends, each on a fresh database, for tests of rules every backend must keep
-// alike. `sql` is a direct connection to the same database where there is one (PostgreSQL and
-// the Supabase stand-in), for tests that need to see or shape rows the way another writer would.
-import { migrate } from '../../server/store/migrate.ts';
-import { openPGliteStore } from '../../server/store/pglite.ts';
+// alike. `sql` is a direct connection to the same database (on PGlite, the store's own), for tests
+// that need to see or shape rows the way another writer would.
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
+import { sqlStore } from '../../server/store/sql-store.ts';
 import { openSupabaseStore } from '../../server/store/supabase.ts';
 import type { Store } from '../../server/store/types.ts';
 import { startFakePostgrest } from './fake-postgrest.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './postgres.ts';
-import { createSupabaseRoles } from './supabase-roles.ts';
+import { migratedPGliteClient } from './sql-backends.ts';
 
 export interface OpenedBackend {
   store: Store;
@@ -42,8 +41,11 @@ export const storeBackends: StoreBackend[] = [
     name: 'pglite',
     available: true,
     async open() {
-      const store = await openPGliteStore(null);
-      return { store, sql: null, cleanup: () => store.close() };
+      // The store and the test share PGlite's one connection, so a test can write rows the way
+      // another writer would on this backend too.
+      const sql = await migratedPGliteClient();
+      const store = sqlStore('pglite', sql);
+      return { store, sql, cleanup: () => store.close() };
     },
   },
   {
@@ -58,14 +60,7 @@ export const storeBackends: StoreBackend[] = [
     name: 'supabase',
     available: postgresUrl !== null,
     async open() {
-      const db = await createTestDatabase();
-      await createSupabaseRoles(db.url);
-      const admin = createPgClient(db.url, { max: 1 });
-      try {
-        await migrate(admin);
-      } finally {
-        await admin.close();
-      }
+      const db = await createTestDatabase({ from: 'supabase' });
       const fake = await startFakePostgrest(db.url);
       const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
       return withSql(db, store, () => fake.close());
