@@ -179,10 +179,12 @@ for (const kind of kinds) {
           'signup_rate_limit_hit',
           'subscriber_by_email',
           'subscriber_by_id',
+          'subscriber_current_id',
           'subscriber_details',
           'subscriber_json',
           'subscriber_link_state',
           'subscriber_link_target',
+          'suppress_mailbox',
           'use_subscriber_link',
         ]);
       } finally {
