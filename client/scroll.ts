@@ -13,6 +13,7 @@ let restoring = 0;
  * the reader: a wheel, touch or key stops it at once.
  */
 export function restoreArchiveScroll(top: number): void {
+  releaseArchiveScroll();
   cancelAnimationFrame(restoring);
   const until = performance.now() + 10_000;
   const stop = () => {
@@ -29,15 +30,32 @@ export function restoreArchiveScroll(top: number): void {
   step();
 }
 
+/**
+ * The place at the moment the reader left, kept against what happens to the page after that: a
+ * smooth scroll still running, a handler of the link scrolling to the top, the next page's layout.
+ */
+let held = false;
+
 export function saveArchiveScroll(): void {
   // Scroll events can arrive just after a navigation away (the next page resetting to the top);
   // those positions are not the archive's. Nor are those of a page still too short for a restore.
-  if (window.location.pathname !== ARCHIVE_PATH || restoring !== 0) return;
+  if (held || window.location.pathname !== ARCHIVE_PATH || restoring !== 0) return;
   try {
     sessionStorage.setItem(ARCHIVE_SCROLL_KEY, String(Math.round(window.scrollY)));
   } catch {
     // Storage can be disabled (private modes, quotas); the archive then simply starts at the top.
   }
+}
+
+/** The reader pressed a link away from the archive: this is the place to come back to. */
+export function holdArchiveScroll(): void {
+  saveArchiveScroll();
+  held = true;
+}
+
+/** The reader is using the archive again (the link did not leave it, or they came back). */
+export function releaseArchiveScroll(): void {
+  held = false;
 }
 
 export function savedArchiveScroll(): number {

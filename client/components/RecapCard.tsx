@@ -4,7 +4,7 @@ import { site } from '../../content/site.ts';
 import { weekLabel } from '../../content/text.ts';
 
 /** `headingLevel`: 3 under a section heading (home), 2 directly under the page's h1 (archive). */
-export function RecapCard({ recap, onOpen, headingLevel = 3 }: { recap: RecapSummary; onOpen?: () => void; headingLevel?: 2 | 3 }) {
+export function RecapCard({ recap, headingLevel = 3 }: { recap: RecapSummary; headingLevel?: 2 | 3 }) {
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const week = weekLabel(recap.date);
   return (
@@ -14,7 +14,6 @@ export function RecapCard({ recap, onOpen, headingLevel = 3 }: { recap: RecapSum
       <p className="mt-1 text-sm text-muted">{recap.headline}</p>
       <Link
         to={recap.path}
-        onClick={onOpen}
         aria-label={`${site.recap.readRecap}: ${week}`}
         className="mt-4 inline-flex w-fit items-center gap-1 font-semibold text-brand-dark underline-offset-4 hover:underline"
       >

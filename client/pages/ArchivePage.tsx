@@ -5,7 +5,6 @@ import { site } from '../../content/site.ts';
 import { pluralWord, weekLabel } from '../../content/text.ts';
 import { RecapCard } from '../components/RecapCard.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
-import { saveArchiveScroll } from '../scroll.ts';
 
 const yearId = (year: string) => `year-${year}`;
 /** Typing waits this long for the next key before asking the server, so a word is one request, not one per letter. */
@@ -80,7 +79,7 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
           <ul className="mt-4 grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
             {weeks.map((recap) => (
               <li key={recap.path}>
-                <RecapCard recap={recap} onOpen={saveArchiveScroll} />
+                <RecapCard recap={recap} />
               </li>
             ))}
           </ul>
@@ -99,7 +98,7 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
                   <span className="font-bold">#{hit.rank}</span> <span className="font-semibold">{hit.name}</span>
                   <span className="text-muted"> — {hit.tagline}</span>
                 </p>
-                <Link to={hit.week.path} onClick={saveArchiveScroll} className="text-sm font-semibold text-brand-dark underline-offset-4 hover:underline">
+                <Link to={hit.week.path} className="text-sm font-semibold text-brand-dark underline-offset-4 hover:underline">
                   {weekLabel(hit.week.date)}
                 </Link>
               </li>
@@ -139,7 +138,7 @@ function Years({ years }: { years: ArchiveYear[] }) {
           <ul className="mt-4 grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
             {weeks.map((recap) => (
               <li key={recap.path}>
-                <RecapCard recap={recap} onOpen={saveArchiveScroll} />
+                <RecapCard recap={recap} />
               </li>
             ))}
           </ul>
