@@ -18,6 +18,7 @@ const SUITES: Record<string, Suite> = {
   scale: async (before) => (await import('./scale.ts')).runScaleBench(before),
   runtime: async (before) => (await import('./runtime.ts')).runRuntimeBench(before),
   report: async (before) => (await import('./report.ts')).runReportBench(before),
+  monday: async () => (await import('./monday.ts')).runMondayBench(),
 };
 /** The benchmarks that measure a before tree beside this one. */
 const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest', 'scale']);
@@ -35,7 +36,9 @@ if (unknown.length > 0) {
   console.error(`Unknown benchmark: ${unknown.join(', ')}. Choose from: ${Object.keys(SUITES).join(', ')}`);
   process.exit(2);
 }
-const names = requested.length > 0 ? requested : Object.keys(SUITES);
+/** Run only when named: the long simulation takes hours at its default size. */
+const ONLY_WHEN_NAMED = new Set(['monday']);
+const names = requested.length > 0 ? requested : Object.keys(SUITES).filter((name) => !ONLY_WHEN_NAMED.has(name));
 const cannot = names.filter((name) => !COMPARES.has(name));
 if (beforeRef && cannot.length > 0) {
   console.error(`--before is supported by ${[...COMPARES].join(', ')}, not by ${cannot.join(', ')}: name the benchmarks to compare.`);
