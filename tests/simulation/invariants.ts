@@ -14,7 +14,8 @@ export interface Violation {
 
 const utc = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-const upAt = (uptime: readonly Interval[], at: number) => uptime.some((life) => life.from <= at && at < life.to);
+// A life that ends at the tick itself (killed in the tick's own run) was running at it.
+const upAt = (uptime: readonly Interval[], at: number) => uptime.some((life) => life.from <= at && at <= life.to);
 
 /** A server ran (or started) within [tick, tick + DIGEST_CATCHUP_HOURS]. */
 const serverWithinDeadline = (uptime: readonly Interval[], week: WeekModel) =>
@@ -97,8 +98,8 @@ function noticeChecks(run: ScenarioRun, violations: Violation[]): void {
     if (count !== 1) violations.push({ invariant: 'each missed or late tick told once', detail: `the ${mark} tick fell while no server ran; ${count} notices told it` });
   }
   for (const notice of missedNotices) {
-    const mark = /(\d{4}-\d\d-\d\d \d\d:\d\d UTC)/.exec(`${notice.subject}\n${notice.text}`)?.[1];
-    if (mark && !told.has(mark)) violations.push({ invariant: 'each missed or late tick told once', detail: `a notice told a missed tick, ${mark}, while a server was running then: ${notice.subject}` });
+    const mark = /(?:Missed: the|Late: the) (\d{4}-\d\d-\d\d \d\d:\d\d UTC) run/.exec(`${notice.subject}\n${notice.text}`)?.[1];
+    if (mark && !told.has(mark)) violations.push({ invariant: 'each missed or late tick told once', detail: `a notice said no server ran at the ${mark} tick, but one did: ${notice.subject}` });
   }
   for (const notice of run.trace.notices.filter((n) => n.subject.includes('Missed: '))) {
     const recap = / the (\d{4}-\d\d-\d\d) recap not sent/.exec(notice.subject)?.[1];

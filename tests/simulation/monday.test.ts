@@ -4,10 +4,11 @@
 // invariants.ts. A failure prints fast-check's seed and path and the scenario's event log;
 // `SIM_SEED=… SIM_PATH=… npx vitest run tests/simulation/monday.test.ts` replays that one scenario;
 // `SIM_MONDAYS=N` runs N Mondays per store instead of the default.
-import { afterAll, beforeAll, describe, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
 import { openPGliteDatabase, openPostgresDatabase, type SimDatabase } from './database.ts';
-import { assertMondays, replayFromEnvironment } from './mondays.ts';
+import { KNOWN_HOLES } from './known-holes.ts';
+import { assertMondays, describeFailure, replayFromEnvironment, runAndCheck } from './mondays.ts';
 
 vi.mock('../../emails/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
 
@@ -37,4 +38,9 @@ describe.each(stores)('$name: simulated Mondays', ({ available, open }) => {
   it.skipIf(!available)(`${MONDAYS_PER_STORE} Mondays keep every promise`, async () => {
     await assertMondays(db, MONDAYS_PER_STORE, replayFromEnvironment());
   }, 60_000);
+
+  it.skipIf(!available).each(KNOWN_HOLES)('$name', async ({ plan }) => {
+    const checked = await runAndCheck(db, plan);
+    expect(checked.violations, describeFailure(db, checked)).toEqual([]);
+  });
 });

@@ -22,7 +22,8 @@ export interface WeekPlan {
   suppressedRejoin: boolean;
   /** Chance, in percent, that one provider call fails (timeout, 429, 5xx, concurrent 409). */
   faultPercent: number;
-  refusal: { afterTickHours: number; kind: 'day' | 'forever' } | null;
+  /** `hours`: how long a refusal for a day lasts (drawn from the seed when absent). */
+  refusal: { afterTickHours: number; kind: 'day' | 'forever'; hours?: number } | null;
   restore: { afterTickHours: number; minutesLater: number } | null;
 }
 
@@ -36,6 +37,16 @@ export interface Plan {
   /** Chance, in percent, that a started replica is killed at one of its store calls. */
   killPercent: number;
   weeks: WeekPlan[];
+  /** Deaths chosen by hand (a replica's life, as `r0.2`), in place of the seed's draw for that life. */
+  kills?: ForcedKill[];
+}
+
+export interface ForcedKill {
+  life: string;
+  atCall: number;
+  when: 'before' | 'after';
+  /** How long it stays down; drawn from the seed when absent. */
+  restartAfterMinutes?: number;
 }
 
 const minutes = (min: number, max: number) => fc.integer({ min, max });

@@ -128,8 +128,11 @@ class ScenarioRunner {
     if (slot.replica || this.now() >= this.model.end) return;
     slot.lives++;
     const name = `r${slot.index}.${slot.lives}`;
-    const kill = this.dice.chance(this.plan.killPercent) ? { atCall: this.dice.int(1, 70), when: this.dice.pick(['before', 'after'] as const) } : null;
-    const killable = killableStore(this.base, this.time, kill, (call) => this.onKilled(slot, call));
+    const forced = this.plan.kills?.find((k) => k.life === name) ?? null;
+    // Half the deaths fall among a life's first calls: a crash loop dies at start-up.
+    const drawn = this.dice.chance(this.plan.killPercent) ? { atCall: this.dice.int(1, this.dice.chance(50) ? 10 : 70), when: this.dice.pick(['before', 'after'] as const) } : null;
+    const kill = forced ?? drawn;
+    const killable = killableStore(this.base, this.time, kill, (call) => this.onKilled(slot, call, forced?.restartAfterMinutes));
     const replica = new SimReplica({ name, clock: this.clock, store: killable.store, mailer: this.provider.mailerFor(name, killable.alive), alive: killable.alive, recaps: this.recaps, trace: this.trace, config: { ...this.config } });
     slot.replica = replica;
     slot.killable = killable;
@@ -146,11 +149,12 @@ class ScenarioRunner {
     slot.killable = null;
   }
 
-  private onKilled(slot: Slot, call: string): void {
+  private onKilled(slot: Slot, call: string, restartAfterMinutes?: number): void {
     const name = slot.replica?.name ?? `r${slot.index}`;
     this.trace.add(name, `KILLED at store call ${call}`);
     this.endLife(slot);
-    const delay = this.dice.pick([() => this.dice.int(1, 20) * MINUTE_MS, () => this.dice.int(1, 8) * HOUR_MS, () => this.dice.int(24, 48) * HOUR_MS, () => this.dice.int(1, 20) * MINUTE_MS])();
+    const drawn = this.dice.pick([() => this.dice.int(1, 20) * MINUTE_MS, () => this.dice.int(1, 8) * HOUR_MS, () => this.dice.int(24, 48) * HOUR_MS, () => this.dice.int(1, 20) * MINUTE_MS])();
+    const delay = restartAfterMinutes === undefined ? drawn : restartAfterMinutes * MINUTE_MS;
     const when = Math.max(this.now() + delay, slot.heldDownUntil);
     this.at(when, () => this.startSlot(slot));
   }
@@ -233,7 +237,6 @@ class ScenarioRunner {
   private scheduleWeek(index: number): void {
     const week = this.plan.weeks[index]!;
     const saturday = this.start.getTime() + index * 7 * DAY_MS;
-    const end = saturday + 7 * DAY_MS;
     this.at(saturday + MINUTE_MS, async () => {
       if (week.deploy) {
         this.config = { ...this.config, ...week.deploy };
@@ -246,11 +249,11 @@ class ScenarioRunner {
       const recap = this.recaps[index]!.date;
       this.model.weeks.push({ recap, tick, freshEnd: Date.parse(`${recap}T00:00:00Z`) + SIM_SETTINGS.freshnessDays * DAY_MS });
       this.trace.add('ops', `WEEK ${recap}: tick ${new Date(tick).toISOString()}`);
-      this.scheduleWeekEvents(week, tick, saturday, end);
+      this.scheduleWeekEvents(week, tick, saturday);
     });
   }
 
-  private scheduleWeekEvents(week: Plan['weeks'][number], tick: number, saturday: number, end: number): void {
+  private scheduleWeekEvents(week: Plan['weeks'][number], tick: number, saturday: number): void {
     const during = () => saturday + 2 * HOUR_MS + this.dice.int(0, 6 * 24 * 60) * MINUTE_MS;
     for (let i = 0; i < week.joins; i++) this.at(during(), () => this.join('single'));
     for (let i = 0; i < week.doubleJoins; i++) this.at(during(), () => this.join('double'));
@@ -258,7 +261,7 @@ class ScenarioRunner {
     for (let i = 0; i < week.bounces; i++) this.at(during(), () => this.leave(this.dice.pick(['bounced', 'complained'] as const)));
     if (week.suppressedRejoin) this.at(during(), () => this.rejoinSuppressed());
     if (week.outage) this.scheduleOutage(week.outage, tick);
-    if (week.refusal) this.scheduleRefusal(week.refusal, tick, end);
+    if (week.refusal) this.scheduleRefusal(week.refusal, tick);
     if (week.restore) this.scheduleRestore(week.restore, tick);
   }
 
@@ -275,9 +278,9 @@ class ScenarioRunner {
     });
   }
 
-  private scheduleRefusal(refusal: NonNullable<Plan['weeks'][number]['refusal']>, tick: number, end: number): void {
+  private scheduleRefusal(refusal: NonNullable<Plan['weeks'][number]['refusal']>, tick: number): void {
     const from = tick + refusal.afterTickHours * HOUR_MS;
-    const to = refusal.kind === 'forever' ? Number.POSITIVE_INFINITY : from + this.dice.int(20, 34) * HOUR_MS;
+    const to = refusal.kind === 'forever' ? Number.POSITIVE_INFINITY : from + (refusal.hours ?? this.dice.int(20, 34)) * HOUR_MS;
     this.at(from, async () => {
       this.provider.refuseSender(refusal.kind === 'forever' ? 'forever' : new Date(to), refusal.kind === 'forever' ? 'API key revoked' : 'daily quota used up');
       const entry = { from, to, forever: refusal.kind === 'forever', mailQueued: false };
@@ -290,7 +293,6 @@ class ScenarioRunner {
         entry.mailQueued ||= this.model.readers.size > before;
       });
     });
-    void end;
   }
 
   private scheduleRestore(restore: NonNullable<Plan['weeks'][number]['restore']>, tick: number): void {

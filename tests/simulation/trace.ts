@@ -30,7 +30,7 @@ export class Trace {
   }
 
   /** The last `limit` lines, one per line of text. */
-  render(limit = 400): string {
+  render(limit = 1500): string {
     const shown = this.lines.slice(-limit);
     const skipped = this.lines.length - shown.length;
     return [...(skipped > 0 ? [`… ${skipped} earlier lines`] : []), ...shown.map((l) => `${l.at}  ${l.who.padEnd(6)} ${l.what}`)].join('\n');

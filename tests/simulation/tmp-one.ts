@@ -1,0 +1,10 @@
+import fc from 'fast-check';
+import { openPGliteDatabase } from './database.ts';
+import { describeFailure, runAndCheck, WEEKS_PER_SCENARIO } from './mondays.ts';
+import { planArbitrary } from './plan.ts';
+const [seed = 1, path = 0] = process.argv.slice(2).map(Number);
+const db = await openPGliteDatabase();
+const plan = fc.sample(planArbitrary(WEEKS_PER_SCENARIO), { seed, numRuns: path + 1 }).at(-1)!;
+const c = await runAndCheck(db, plan);
+console.log(describeFailure(db, c));
+await db.close();
