@@ -53,11 +53,15 @@ export async function assertMondays(db: SimDatabase, mondays: number, replay: Re
     const checked = await runAndCheck(db, plan);
     if (checked.violations.length > 0) throw new Error(describeFailure(db, checked));
   });
-  await fc.assert(property, {
+  const details = await fc.check(property, {
     numRuns: replay ? 1 : Math.ceil(mondays / WEEKS_PER_SCENARIO),
     ...(replay ? { seed: replay.seed, path: replay.path } : {}),
     endOnFailure: true,
   });
+  if (!details.failed) return;
+  const replayLine = `Replay: SIM_SEED=${details.seed} SIM_PATH=${details.counterexamplePath ?? ''} npx vitest run tests/simulation/monday.test.ts -t ${db.name}`;
+  const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  throw new Error(`${replayLine}\n${cause}`);
 }
 
 export interface Tally {
