@@ -20,6 +20,7 @@ const AGED_COLUMNS: Record<string, string[]> = {
   digest_locks: ['locked_until'],
   email_signups: ['pending_since', 'confirmation_sent_at'],
   mailbox_confirmations: ['sent_at'],
+  notice_webhooks: ['created_at', 'next_attempt_at', 'lease_until', 'settled_at'],
 };
 
 /** Never emptied, backed up or restored: the migrations' ledger. */

@@ -36,7 +36,7 @@ export class DatabaseTime {
  * pruning): the database is aged to the simulation's clock before these only, which is all ageing
  * needs, since the others take their time as an argument.
  */
-export const TELLS_TIME = new Set(['claimMail', 'settleMail', 'acquireDigestLock', 'signUp', 'signUpCounted', 'activateSubscriber', 'prunePending', 'pruneRetained', 'enqueueMail']);
+export const TELLS_TIME = new Set(['claimMail', 'settleMail', 'acquireDigestLock', 'signUp', 'signUpCounted', 'activateSubscriber', 'prunePending', 'pruneRetained', 'enqueueMail', 'claimNoticePosts', 'settleNoticePost']);
 
 /** Where a replica dies: at its `atCall`-th store call, before the call or after it. */
 export interface KillPlan {

@@ -17,7 +17,7 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 
-export const SIM_SETTINGS = { freshnessDays: 6, catchUpHours: 6, resume: { firstMs: 60_000, maxMs: 4 * HOUR_MS }, outboxPollMs: 12 * HOUR_MS, outboxRetryMaxSeconds: 1800 };
+export const SIM_SETTINGS = { freshnessDays: 6, catchUpHours: 6, resume: { firstMs: 60_000, maxMs: 4 * HOUR_MS }, leaseMs: 2 * MINUTE_MS, outboxPollMs: 12 * HOUR_MS, outboxRetryMaxSeconds: 1800 };
 
 export type ReaderState = 'active' | 'pending' | 'unsubscribed' | 'bounced' | 'complained';
 
