@@ -71,14 +71,16 @@ async function ledgerChecks(db: SimDatabase, run: ScenarioRun, violations: Viola
     const missing = batch.ids.filter((id) => !accepted.has(emails.get(id) ?? `#${id}`));
     if (missing.length > 0) violations.push({ invariant: 'no row sent that the provider did not accept', detail: `digest batch ${batch.id} is sent; the provider never accepted ${missing.length} of its messages` });
   }
-  const mail = await db.sql.query<{ id: string; kind: string; state: string; subscriber: string | null; payload: { to?: string; subject?: string }; error: string | null }>(
-    `select id::text as id, kind, state, subscriber_id as subscriber, payload, last_error as error from public.mail_outbox`,
+  const mail = await db.sql.query<{ id: string; kind: string; state: string; subscriber: string | null; payload: { to?: string; subject?: string }; error: string | null; keyId: string; generations: number }>(
+    `select id::text as id, kind, state, subscriber_id as subscriber, payload, last_error as error, key_id::text as "keyId", key_generation as generations from public.mail_outbox`,
   );
   for (const row of mail.rows) {
     const to = row.kind === 'operator' ? row.payload.to : (emails.get(row.subscriber ?? '') ?? `subscriber ${row.subscriber} (no longer on the list)`);
     const subject = row.kind === 'operator' ? row.payload.subject : `${row.kind} for subscriber ${row.subscriber}`;
-    if (row.state === 'sent' && !run.provider.acceptedUnder(`outbox/${row.id}`).some((m) => m.to === to && m.subject === subject)) {
-      violations.push({ invariant: 'no row sent that the provider did not accept', detail: `outbox #${row.id} (${row.kind} to ${to}) is sent; the provider accepted no such message under outbox/${row.id}` });
+    // Each key generation is a key of its own: the row is sent when the provider accepted it under any.
+    const keys = Array.from({ length: row.generations }, (_, index) => `outbox/${row.keyId}/${index + 1}`);
+    if (row.state === 'sent' && !keys.some((key) => run.provider.acceptedUnder(key).some((m) => m.to === to && m.subject === subject))) {
+      violations.push({ invariant: 'no row sent that the provider did not accept', detail: `outbox #${row.id} (${row.kind} to ${to}) is sent; the provider accepted no such message under outbox/${row.keyId}/1..${row.generations}` });
     }
     // A row whose subscriber was deleted since (an unconfirmed signup pruned) names nobody to reach.
     if ((row.state === 'failed' || row.state === 'unknown') && (row.kind === 'operator' || row.subscriber !== null)) {

@@ -28,7 +28,7 @@ export const KNOWN_HOLES: { name: string; plan: Plan }[] = [
     // Killed in the middle of Monday's run and down for a week: the start 7 h after the next tick
     // says that tick was missed, then the start-up resume sends its week anyway.
     name: 'the start-up resume keeps DIGEST_CATCHUP_HOURS: a week told missed is not sent',
-    plan: quietPlan([{}, {}], { kills: [{ life: 'r0.1', atCall: 13, when: 'after', restartAfterMinutes: 7 * 24 * 60 + 7 * 60 }] }),
+    plan: quietPlan([{}, {}], { kills: [{ life: 'r0.1', atCall: 19, when: 'after', restartAfterMinutes: 7 * 24 * 60 + 7 * 60 }] }),
   },
   {
     // The sender refused for 30 hours from Monday 11:00; a confirmation promised at 11:10.
