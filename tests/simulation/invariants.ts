@@ -26,10 +26,12 @@ const serverWithinDeadline = (uptime: readonly Interval[], week: WeekModel) =>
  * stale: time enough for the resume's tries to finish what kills and faults left.
  */
 function quietStretch(run: ScenarioRun, week: WeekModel): boolean {
-  const blocked = run.model.refusals.filter((r) => r.from < week.freshEnd && r.to > week.tick);
+  // A tick no server was up for runs late, and a late run is tried only until DIGEST_CATCHUP_HOURS after its tick.
+  const deadline = upAt(run.model.uptime, week.tick) ? week.freshEnd : Math.min(week.freshEnd, week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS);
+  const blocked = run.model.refusals.filter((r) => r.from < deadline && r.to > week.tick);
   if (blocked.some((r) => r.forever)) return false;
   const clearFrom = Math.max(week.tick, ...blocked.map((r) => r.to));
-  return run.model.uptime.some((life) => Math.min(life.to, week.freshEnd) - Math.max(life.from, clearFrom) >= 2 * HOUR_MS);
+  return run.model.uptime.some((life) => Math.min(life.to, deadline) - Math.max(life.from, clearFrom) >= 2 * HOUR_MS);
 }
 
 /** A week whose ledger a restore may have rolled back (a batch of it accepted between backup and restore). */
@@ -96,12 +98,17 @@ function noticeChecks(run: ScenarioRun, violations: Violation[]): void {
     if (upAt(run.model.uptime, week.tick) || !run.model.starts.some((s) => s > week.tick)) continue;
     const mark = utc(week.tick);
     told.add(mark);
-    const count = missedNotices.filter((n) => `${n.subject}\n${n.text}`.includes(mark)).length;
-    if (count !== 1) violations.push({ invariant: 'each missed or late tick told once', detail: `the ${mark} tick fell while no server ran; ${count} notices told it` });
+    // Its late run, then, if that could not finish within DIGEST_CATCHUP_HOURS, its miss: each state told once.
+    const naming = missedNotices.filter((n) => `${n.subject}\n${n.text}`.includes(mark));
+    const missed = naming.filter((n) => n.subject.includes('Missed: ')).length;
+    if (naming.length === 0 || missed > 1 || naming.length - missed > 1) {
+      violations.push({ invariant: 'each missed or late tick told once', detail: `the ${mark} tick fell while no server ran; ${naming.length} notices told it (${missed} of them "Missed")` });
+    }
   }
   for (const notice of missedNotices) {
     const mark = /(?:Missed: the|Late: the) (\d{4}-\d\d-\d\d \d\d:\d\d UTC) run/.exec(`${notice.subject}\n${notice.text}`)?.[1];
-    if (mark && !told.has(mark)) violations.push({ invariant: 'each missed or late tick told once', detail: `a notice said no server ran at the ${mark} tick, but one did: ${notice.subject}` });
+    // A moved DIGEST_CRON's own ticks are no week's tick of the model: true when no server was up at it.
+    if (mark && !told.has(mark) && upAt(run.model.uptime, Date.parse(mark.replace(' UTC', ':00Z').replace(' ', 'T')))) violations.push({ invariant: 'each missed or late tick told once', detail: `a notice said no server ran at the ${mark} tick, but one did: ${notice.subject}` });
   }
   for (const notice of run.trace.notices.filter((n) => n.subject.includes('Missed: '))) {
     const recap = / the (\d{4}-\d\d-\d\d) recap not sent/.exec(notice.subject)?.[1];

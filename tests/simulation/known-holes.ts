@@ -40,4 +40,11 @@ export const KNOWN_HOLES: { name: string; plan: Plan }[] = [
     name: 'confirmations after a restored backup reach the provider as new messages',
     plan: quietPlan([{ restore: { afterTickHours: 50, minutesLater: 60 } }, {}]),
   },
+  {
+    // Tuesday's tick missed past DIGEST_CATCHUP_HOURS and told; then DIGEST_CRON moves to Monday
+    // evening: the new schedule's last tick (a Monday evening with servers up) has no record, and
+    // the start-up told the same week missed again, as if no server had run.
+    name: 'a DIGEST_CRON moved earlier in the week does not tell a settled week missed again',
+    plan: quietPlan([{ outage: { beforeTickMinutes: 10, minutes: 8 * 60, killed: false } }, { deploy: { cron: '0 18 * * 1', timezone: 'UTC' } }, {}], { cron: '0 9 * * 2' }),
+  },
 ];
