@@ -12,7 +12,7 @@ import { assertMondays, describeFailure, replayFromEnvironment, runAndCheck } fr
 
 vi.mock('../../emails/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
 
-const MONDAYS_PER_STORE = Number(process.env.SIM_MONDAYS ?? 300);
+const MONDAYS_PER_STORE = Number(process.env.SIM_MONDAYS ?? 36);
 
 const stores = [
   { name: 'PGlite', available: true, open: () => openPGliteDatabase() },
