@@ -19,6 +19,7 @@ const SUITES: Record<string, Suite> = {
   runtime: async (before) => (await import('./runtime.ts')).runRuntimeBench(before),
   report: async (before) => (await import('./report.ts')).runReportBench(before),
   model: async () => (await import('./model.ts')).runModelBench(),
+  monday: async () => (await import('./monday.ts')).runMondayBench(),
 };
 /** The benchmarks that measure a before tree beside this one. */
 const COMPARES = new Set(['runtime', 'ssr', 'signup', 'report', 'digest', 'scale']);
@@ -36,8 +37,8 @@ if (unknown.length > 0) {
   console.error(`Unknown benchmark: ${unknown.join(', ')}. Choose from: ${Object.keys(SUITES).join(', ')}`);
   process.exit(2);
 }
-/** Run only when named: the model's 100,000 lives take hours, and they check rules, not speed. */
-const ONLY_WHEN_NAMED = new Set(['model']);
+/** Run only when named: the model's lives and the simulated Mondays take hours at their default sizes, and they check rules, not speed. */
+const ONLY_WHEN_NAMED = new Set(['model', 'monday']);
 const names = requested.length > 0 ? requested : Object.keys(SUITES).filter((name) => !ONLY_WHEN_NAMED.has(name));
 const cannot = names.filter((name) => !COMPARES.has(name));
 if (beforeRef && cannot.length > 0) {

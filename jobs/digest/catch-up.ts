@@ -80,6 +80,8 @@ export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchU
   const ticks = await options.store.digestTicksSince(new Date((before ?? tick).getTime() - 7 * DAY_MS));
   const row = ticks.find((t) => t.tick.getTime() === tick.getTime());
   if (row?.state === 'running') return { action: 'watch', tick, leaseUntil: row.leaseUntil, late: row.late };
+  // A tick recorded after it (of the schedule before a DIGEST_CRON change) had servers up and took up its week, told whatever it missed.
+  if (ticks.some((t) => t.tick.getTime() > tick.getTime())) return { action: 'held', tick };
   if (row || catchUpHours <= 0 || (await weekServed(options, tick, ticks))) return { action: 'held', tick };
   // The tick before counts as missed only when servers ran ticks before it (not on a first start).
   const ranBefore = before !== null && ticks.some((t) => t.tick.getTime() < before.getTime());

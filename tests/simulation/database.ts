@@ -1,0 +1,140 @@
+// The simulation's one shared database, on PGlite (from the build's seed image) or PostgreSQL, with
+// what a simulation needs beyond the Store: emptying it between scenarios, a backup and its restore,
+// and ageing. The database tells time with its own now() (leases, outbox retries, throttles); the
+// simulation's clock jumps hours in a millisecond, so every timestamp the database compares with
+// now() is moved back by the simulated time that passed, which is what waiting would have done.
+import { readFile } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { loadMigrations, migrate } from '../../server/store/migrate.ts';
+import { seedPath } from '../../server/store/pglite.ts';
+import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
+import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
+import { sqlStore } from '../../server/store/sql-store.ts';
+import type { Store } from '../../server/store/types.ts';
+
+export type BackendName = 'PGlite' | 'PostgreSQL';
+
+/** Timestamps the SQL functions compare with the database's now(). */
+const AGED_COLUMNS: Record<string, string[]> = {
+  mail_outbox: ['created_at', 'next_attempt_at', 'lease_until', 'settled_at'],
+  digest_locks: ['locked_until'],
+  email_signups: ['pending_since', 'confirmation_sent_at'],
+  mailbox_confirmations: ['sent_at'],
+  notice_webhooks: ['created_at', 'next_attempt_at', 'lease_until', 'settled_at'],
+};
+
+/** Never emptied, backed up or restored: the migrations' ledger. */
+const KEPT_TABLES = new Set(['app_migrations']);
+
+export interface SimDatabase {
+  name: BackendName;
+  store: Store;
+  sql: SqlClient;
+  /** Empties every table and restarts every sequence: a new scenario on a new list. */
+  reset(): Promise<void>;
+  /** Moves the database's own timestamps back by `ms`, as that much waiting would. */
+  age(ms: number): Promise<void>;
+  /** A copy of every table and sequence, as a nightly backup would hold. */
+  backup(): Promise<void>;
+  /** Puts the last backup back: rows, identities and sequences as they were then. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function tablesOf(sql: SqlClient): Promise<string[]> {
+  const result = await sql.query<{ name: string }>(`select tablename as name from pg_tables where schemaname = 'public' order by tablename`);
+  return result.rows.map((row) => row.name).filter((name) => !KEPT_TABLES.has(name));
+}
+
+async function sequencesOf(sql: SqlClient): Promise<string[]> {
+  const result = await sql.query<{ name: string }>(`select sequencename as name from pg_sequences where schemaname = 'public' order by sequencename`);
+  return result.rows.map((row) => row.name);
+}
+
+async function writableColumns(sql: SqlClient, table: string): Promise<string[]> {
+  const result = await sql.query<{ name: string }>(
+    `select column_name as name from information_schema.columns where table_schema = 'public' and table_name = $1 and is_generated = 'NEVER' order by ordinal_position`,
+    [table],
+  );
+  return result.rows.map((row) => `"${row.name}"`);
+}
+
+function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: () => Promise<void>): SimDatabase {
+  let tables: string[] | null = null;
+  const allTables = async () => (tables ??= await tablesOf(sql));
+  const agingSql = Object.entries(AGED_COLUMNS)
+    .map(([table, columns]) => `update public.${table} set ${columns.map((c) => `${c} = ${c} - make_interval(secs => $SECONDS)`).join(', ')}`)
+    .join(';\n');
+  return {
+    name,
+    store,
+    sql,
+    async reset() {
+      const names = await allTables();
+      await sql.exec(`truncate ${names.map((t) => `public.${t}`).join(', ')} restart identity cascade; drop schema if exists sim_backup cascade`);
+    },
+    async age(ms) {
+      if (ms <= 0) return;
+      // Triggers stay off: moving a timestamp is not a change of it (no confirmation is queued again).
+      await sql.exec(`begin;\nset local session_replication_role = replica;\n${agingSql.replaceAll('$SECONDS', String(ms / 1000))};\ncommit`);
+    },
+    async backup() {
+      const names = await allTables();
+      const statements = ['drop schema if exists sim_backup cascade', 'create schema sim_backup', ...names.map((t) => `create table sim_backup.${t} as table public.${t}`)];
+      statements.push(`create table sim_backup.sequences as select sequencename as name, last_value, coalesce(last_value, 0) > 0 as called from pg_sequences where schemaname = 'public'`);
+      await sql.exec(statements.join(';\n'));
+    },
+    async restore() {
+      const names = await allTables();
+      const statements = [`truncate ${names.map((t) => `public.${t}`).join(', ')} cascade`];
+      for (const table of names) {
+        const columns = (await writableColumns(sql, table)).join(', ');
+        statements.push(`insert into public.${table} (${columns}) overriding system value select ${columns} from sim_backup.${table}`);
+      }
+      for (const sequence of await sequencesOf(sql)) {
+        statements.push(
+          `select setval('public.${sequence}', coalesce((select last_value from sim_backup.sequences where name = '${sequence}'), 1), coalesce((select called from sim_backup.sequences where name = '${sequence}'), false))`,
+        );
+      }
+      // Triggers stay off while rows come back: a restore replays no side effect (no outbox row).
+      await sql.transaction(async (tx) => {
+        await tx.exec(`set local session_replication_role = replica;\n${statements.join(';\n')}`);
+      });
+    },
+    close: closeAll,
+  };
+}
+
+/** PGlite as the store's SqlClient (the bench runs outside Vitest, so not through tests/support). */
+function clientOver(db: PGlite): SqlClient {
+  const over = (target: Pick<PGlite, 'query' | 'exec'>): SqlExecutor => ({
+    query: async <Row>(text: string, params: unknown[] = []) => {
+      const { rows, affectedRows } = await target.query<Row>(text, params);
+      return { rows, affectedRows: affectedRows ?? 0 };
+    },
+    exec: async (text: string) => void (await target.exec(text)),
+  });
+  return { ...over(db), transaction: (work) => db.transaction((tx) => work(over(tx))), close: () => db.close() };
+}
+
+export async function openPGliteDatabase(): Promise<SimDatabase> {
+  const migrations = await loadMigrations();
+  const image = await readFile(seedPath(migrations)).catch(() => null);
+  const db = new PGlite({ loadDataDir: image ? new Blob([image]) : undefined });
+  const client = clientOver(db);
+  await migrate(client, migrations);
+  const store = sqlStore('pglite', client);
+  return simDatabase('PGlite', store, client, () => store.close());
+}
+
+/** On a database of its own (tests/support/postgres.ts makes one per caller). */
+export async function openPostgresDatabase(url: string, drop: () => Promise<void>): Promise<SimDatabase> {
+  const admin = createPgClient(url, { max: 1 });
+  await migrate(admin);
+  const store = await openPostgresStore(url, { max: 4 });
+  return simDatabase('PostgreSQL', store, admin, async () => {
+    await store.close();
+    await admin.close();
+    await drop();
+  });
+}

@@ -1,0 +1,136 @@
+// What must hold after a stretch of simulated Mondays. The expectations come from the scenario's
+// model (who was on the list when, which servers ran when, what the provider refused); what
+// happened comes from the provider's record, the log's notices and, for the state of each batch
+// and message, the store.
+import type { SimDatabase } from './database.ts';
+import { SIM_SETTINGS, stateAt, type Interval, type ScenarioRun, type WeekModel } from './scenario.ts';
+
+const HOUR_MS = 3_600_000;
+
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+const utc = (at: number) => `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+// A life that ends at the tick itself (killed in the tick's own run) was running at it.
+const upAt = (uptime: readonly Interval[], at: number) => uptime.some((life) => life.from <= at && at <= life.to);
+
+/** A server ran (or started) within [tick, tick + DIGEST_CATCHUP_HOURS]. */
+const serverWithinDeadline = (uptime: readonly Interval[], week: WeekModel) =>
+  uptime.some((life) => life.from <= week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS && life.to > week.tick);
+
+/**
+ * After the tick, some server ran two quiet hours (no refusal of the sender) before the week went
+ * stale: time enough for the resume's tries to finish what kills and faults left.
+ */
+function quietStretch(run: ScenarioRun, week: WeekModel): boolean {
+  // A tick no server was up for runs late, and a late run is tried only until DIGEST_CATCHUP_HOURS after its tick.
+  const deadline = upAt(run.model.uptime, week.tick) ? week.freshEnd : Math.min(week.freshEnd, week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS);
+  const blocked = run.model.refusals.filter((r) => r.from < deadline && r.to > week.tick);
+  if (blocked.some((r) => r.forever)) return false;
+  const clearFrom = Math.max(week.tick, ...blocked.map((r) => r.to));
+  return run.model.uptime.some((life) => Math.min(life.to, deadline) - Math.max(life.from, clearFrom) >= 2 * HOUR_MS);
+}
+
+/** A week whose ledger a restore may have rolled back (a batch of it accepted between backup and restore). */
+function restoredOver(run: ScenarioRun, recap: string): boolean {
+  return run.provider.accepted.some((m) => m.recap === recap && run.model.restores.some((r) => m.at.getTime() >= r.from && m.at.getTime() <= r.to));
+}
+
+function digestChecks(run: ScenarioRun, violations: Violation[]): void {
+  const digests = run.provider.accepted.filter((m) => m.recap !== null);
+  const byReaderWeek = new Map<string, number>();
+  for (const m of digests) byReaderWeek.set(`${m.to} ${m.recap}`, (byReaderWeek.get(`${m.to} ${m.recap}`) ?? 0) + 1);
+  for (const [key, count] of byReaderWeek) {
+    if (count > 1 && !restoredOver(run, key.split(' ')[1]!)) violations.push({ invariant: 'each week at most once', detail: `${key.replace(' ', ' got the week of ')} ${count} times` });
+  }
+  for (const week of run.model.weeks) {
+    if (!serverWithinDeadline(run.model.uptime, week) || !quietStretch(run, week)) continue;
+    for (const reader of run.model.readers.values()) {
+      const activeAtTick = stateAt(reader, week.tick) === 'active';
+      const stayed = reader.states.every((change) => change.at <= week.tick || change.state === 'active');
+      if (!activeAtTick || !stayed) continue;
+      if (!digests.some((m) => m.to === reader.email && m.recap === week.recap)) {
+        violations.push({ invariant: 'every week reached every reader', detail: `${reader.email} (active at the ${utc(week.tick)} tick) never got the week of ${week.recap}` });
+      }
+    }
+  }
+  for (const reader of run.model.readers.values()) {
+    const suppressed = reader.states.find((change) => change.state === 'bounced' || change.state === 'complained');
+    if (!suppressed) continue;
+    const after = digests.filter((m) => m.to === reader.email && m.at.getTime() > suppressed.at);
+    if (after.length > 0) violations.push({ invariant: 'no suppressed mailbox mailed', detail: `${reader.email} (${suppressed.state} at ${utc(suppressed.at)}) got the week of ${after[0]!.recap} at ${utc(after[0]!.at.getTime())}` });
+  }
+}
+
+async function ledgerChecks(db: SimDatabase, run: ScenarioRun, violations: Violation[]): Promise<void> {
+  const emails = new Map((await db.sql.query<{ id: string; email: string }>('select id::text as id, email from public.email_signups')).rows.map((r) => [r.id, r.email]));
+  const batches = await db.sql.query<{ id: string; key: string; ids: string[] }>(`select id::text as id, idempotency_key as key, subscriber_ids as ids from public.digest_batches where state = 'sent'`);
+  for (const batch of batches.rows) {
+    const accepted = new Set(run.provider.acceptedUnder(batch.key).map((m) => m.to));
+    const missing = batch.ids.filter((id) => !accepted.has(emails.get(id) ?? `#${id}`));
+    if (missing.length > 0) violations.push({ invariant: 'no row sent that the provider did not accept', detail: `digest batch ${batch.id} is sent; the provider never accepted ${missing.length} of its messages` });
+  }
+  const mail = await db.sql.query<{ id: string; kind: string; state: string; subscriber: string | null; payload: { to?: string; subject?: string }; error: string | null; keyId: string; generations: number }>(
+    `select id::text as id, kind, state, subscriber_id as subscriber, payload, last_error as error, key_id::text as "keyId", key_generation as generations from public.mail_outbox`,
+  );
+  for (const row of mail.rows) {
+    const to = row.kind === 'operator' ? row.payload.to : (emails.get(row.subscriber ?? '') ?? `subscriber ${row.subscriber} (no longer on the list)`);
+    const subject = row.kind === 'operator' ? row.payload.subject : `${row.kind} for subscriber ${row.subscriber}`;
+    // Each key generation is a key of its own: the row is sent when the provider accepted it under any.
+    const keys = Array.from({ length: row.generations }, (_, index) => `outbox/${row.keyId}/${index + 1}`);
+    // A row whose subscriber was pruned since names no address or subject any more: its keys alone say what went out.
+    const matches = (m: { to: string; subject: string }) => row.subscriber === null && row.kind !== 'operator' ? true : m.to === to && m.subject === subject;
+    if (row.state === 'sent' && !keys.some((key) => run.provider.acceptedUnder(key).some(matches))) {
+      violations.push({ invariant: 'no row sent that the provider did not accept', detail: `outbox #${row.id} (${row.kind} to ${to}) is sent; the provider accepted no such message under outbox/${row.keyId}/1..${row.generations}` });
+    }
+    // A row whose subscriber was deleted since (an unconfirmed signup pruned) names nobody to reach.
+    if ((row.state === 'failed' || row.state === 'unknown') && (row.kind === 'operator' || row.subscriber !== null)) {
+      violations.push({ invariant: 'promised mail is never lost', detail: `outbox #${row.id} (${row.kind} to ${to}) is ${row.state}: ${row.error}` });
+    }
+  }
+}
+
+function noticeChecks(run: ScenarioRun, violations: Violation[]): void {
+  const missedNotices = run.trace.notices.filter((n) => /Missed: |\(late\)|Late: /.test(`${n.subject}\n${n.text}`));
+  const told = new Set<string>();
+  for (const week of run.model.weeks) {
+    if (upAt(run.model.uptime, week.tick) || !run.model.starts.some((s) => s > week.tick)) continue;
+    const mark = utc(week.tick);
+    told.add(mark);
+    // Its late run, then, if that could not finish within DIGEST_CATCHUP_HOURS, its miss: each state told once.
+    const naming = missedNotices.filter((n) => `${n.subject}\n${n.text}`.includes(mark));
+    const missed = naming.filter((n) => n.subject.includes('Missed: ')).length;
+    if (naming.length === 0 || missed > 1 || naming.length - missed > 1) {
+      violations.push({ invariant: 'each missed or late tick told once', detail: `the ${mark} tick fell while no server ran; ${naming.length} notices told it (${missed} of them "Missed")` });
+    }
+  }
+  for (const notice of missedNotices) {
+    const mark = /(?:Missed: the|Late: the) (\d{4}-\d\d-\d\d \d\d:\d\d UTC) run/.exec(`${notice.subject}\n${notice.text}`)?.[1];
+    // A moved DIGEST_CRON's own ticks are no week's tick of the model: true when no server was up at it.
+    if (mark && !told.has(mark) && upAt(run.model.uptime, Date.parse(mark.replace(' UTC', ':00Z').replace(' ', 'T')))) violations.push({ invariant: 'each missed or late tick told once', detail: `a notice said no server ran at the ${mark} tick, but one did: ${notice.subject}` });
+  }
+  for (const notice of run.trace.notices.filter((n) => n.subject.includes('Missed: '))) {
+    const recap = / the (\d{4}-\d\d-\d\d) recap not sent/.exec(notice.subject)?.[1];
+    const sentAfter = run.provider.accepted.find((m) => m.recap === recap && m.at.getTime() > notice.at.getTime());
+    if (recap && sentAfter) {
+      violations.push({ invariant: 'a week told missed is not sent late', detail: `${notice.subject} at ${utc(notice.at.getTime())}; the week of ${recap} then went to ${sentAfter.to} at ${utc(sentAfter.at.getTime())}, unmarked` });
+    }
+  }
+  const held = run.trace.notices.filter((n) => n.subject === 'HELD');
+  for (const refusal of run.model.refusals) {
+    if (!refusal.mailQueued) continue;
+    const count = held.filter((n) => n.at.getTime() >= refusal.from && n.at.getTime() <= refusal.to).length;
+    if (count !== 1) violations.push({ invariant: 'each hold of mail told once', detail: `the provider refused the sender from ${utc(refusal.from)} with mail queued; the log told it ${count} times` });
+  }
+}
+
+export async function checkInvariants(db: SimDatabase, run: ScenarioRun): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  digestChecks(run, violations);
+  await ledgerChecks(db, run, violations);
+  noticeChecks(run, violations);
+  return violations;
+}

@@ -1,0 +1,93 @@
+// One replica's view of the shared store: every call first brings the database's clock up to the
+// simulation's (database.ts), and the replica can be killed between any two calls. A kill is a
+// process that dies: the call throws (before it reached the database, or after it committed with
+// its answer lost), the replica is abandoned, and nothing it started reaches the store again; its
+// leases stay until they expire.
+import type { Clock } from '../../server/clock.ts';
+import type { Store } from '../../server/store/types.ts';
+import type { SimDatabase } from './database.ts';
+
+export class ReplicaKilled extends Error {}
+
+/** Keeps the database aged to the clock, once per simulated instant, across every replica. */
+export class DatabaseTime {
+  private agedTo: number;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: SimDatabase,
+    private readonly clock: Clock,
+  ) {
+    this.agedTo = clock.now().getTime();
+  }
+
+  catchUp(): Promise<void> {
+    const target = this.clock.now().getTime();
+    if (target <= this.agedTo) return this.pending;
+    const step = target - this.agedTo;
+    this.agedTo = target;
+    this.pending = this.pending.then(() => this.db.age(step));
+    return this.pending;
+  }
+}
+
+/**
+ * The store calls whose SQL compares a row with the database's now() (leases, due mail, throttles,
+ * pruning): the database is aged to the simulation's clock before these only, which is all ageing
+ * needs, since the others take their time as an argument.
+ */
+export const TELLS_TIME = new Set(['claimMail', 'settleMail', 'acquireDigestLock', 'signUp', 'signUpCounted', 'activateSubscriber', 'prunePending', 'pruneRetained', 'enqueueMail', 'claimNoticePosts', 'settleNoticePost']);
+
+/** Where a replica dies: at its `atCall`-th store call, before the call or after it. */
+export interface KillPlan {
+  atCall: number;
+  when: 'before' | 'after';
+}
+
+export interface KillableStore {
+  store: Store;
+  alive(): boolean;
+  /** Store calls made so far (the kill plan counts these). */
+  calls(): number;
+  /** Set when the kill fired, with the call it fired at. */
+  killedAt(): string | null;
+  /** Kills it now, between two calls (a kill from outside, such as a host going away). */
+  kill(): void;
+}
+
+export function killableStore(base: Store, time: DatabaseTime, plan: KillPlan | null, onKill: (call: string) => void): KillableStore {
+  let calls = 0;
+  let killed: string | null = null;
+  const die = (call: string) => {
+    if (killed === null) {
+      killed = call;
+      onKill(call);
+    }
+    return new ReplicaKilled(`killed at store call ${calls} (${call})`);
+  };
+  const store = new Proxy(base, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function' || property === 'close' || property === 'backend') return value;
+      const name = String(property);
+      return async (...args: unknown[]) => {
+        if (killed !== null) throw new ReplicaKilled(`replica already killed (${killed})`);
+        calls++;
+        const fatal = plan !== null && calls === plan.atCall;
+        if (fatal && plan.when === 'before') throw die(name);
+        if (TELLS_TIME.has(name)) await time.catchUp();
+        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        if (fatal) throw die(name);
+        if (killed !== null) throw new ReplicaKilled(`replica killed during ${name}`);
+        return result;
+      };
+    },
+  });
+  return {
+    store,
+    alive: () => killed === null,
+    calls: () => calls,
+    killedAt: () => killed,
+    kill: () => void die('from outside'),
+  };
+}

@@ -1,0 +1,20 @@
+// The digest's e-mail rendered once per week and site: a pure function of the recap, whose React
+// render costs more than everything else a simulated Monday does. monday.test.ts puts it in place
+// of emails/render-digest.ts's prepareDigest with vi.mock; the runs themselves are unchanged.
+import type * as RenderDigest from '../../emails/render-digest.ts';
+
+export function memoizedRendering(original: typeof RenderDigest): typeof RenderDigest {
+  const rendered = new Map<string, ReturnType<typeof original.prepareDigest>>();
+  return {
+    ...original,
+    prepareDigest(recap, siteUrl) {
+      const key = `${recap.date}|${recap.headline}|${siteUrl}`;
+      let prepared = rendered.get(key);
+      if (!prepared) {
+        prepared = original.prepareDigest(recap, siteUrl);
+        rendered.set(key, prepared);
+      }
+      return prepared;
+    },
+  };
+}
