@@ -227,7 +227,8 @@ describe('npm run new-recap', () => {
     await cp(new URL('./define.ts', import.meta.url), join(root, 'content', 'define.ts'));
     for (const { file } of recapFiles) await cp(new URL(`./recaps/${file}`, import.meta.url), join(dir, file));
 
-    const { file, date } = await createNextRecap({ dir });
+    // Two days after the newest week, the next one is a week after it (scripts/new-recap.test.ts tries a newest week long past).
+    const { file, date } = await createNextRecap({ dir, today: '2025-07-16' });
     expect(date).toBe('2025-07-21');
     const registry = await readFile(join(dir, 'index.ts'), 'utf8');
     expect(registry).toContain("{ file: '2025-07-21.ts', recap: week_2025_07_21 }");

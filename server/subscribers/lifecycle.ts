@@ -142,7 +142,8 @@ function footer(state: LifeState, event: LifeEvent): Transition {
     case 'footer-resubscribe-single':
     case 'footer-resubscribe-double':
       if (state === 'active') return stay(state);
-      if (state === 'bounced' || state === 'complained' || event === 'footer-resubscribe-double') return throttled(state, 'confirmation');
+      // In either mode: a fresh link to the inbox, which is the owner's confirmation when followed.
+      if (state === 'bounced' || state === 'complained') return throttled(state, 'confirmation');
       return throttled(state, 'fresh-link');
     default:
       return throttled(state, 'fresh-link');

@@ -17,10 +17,6 @@ for (const store of modelStores) {
       await runLife(system(), 'single', [new Signup(0, 0), new Bounce(0, 1)]);
     });
 
-    it('a bounce of the address of a signup nobody confirmed leaves the mailbox open to its owner', async () => {
-      await runLife(system(), 'double', [new Signup(1, 1), new Bounce(1, 1), new Signup(1, 0), new PressLink(0, 'confirm')]);
-    });
-
     it('Subscribe again on a forwarded footer link leaves an unsubscribed reader unsubscribed (double mode)', async () => {
       await runLife(system(), 'double', [new ConfirmedReader(0, 0, true), new Footer(0, 'resubscribe')]);
     });
