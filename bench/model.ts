@@ -13,7 +13,7 @@ const FILES = ['tests/subscriber-model/lives-pglite.test.ts', 'tests/subscriber-
 function runVitest(): Promise<{ code: number; output: string; seconds: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['vitest', 'run', ...FILES], { env: { ...process.env, MODEL_LIVES: String(LIVES) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npx', ['vitest', 'run', ...FILES], { env: { SEED: 'random', ...process.env, MODEL_LIVES: String(LIVES) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => {
       output += chunk.toString('utf8');
