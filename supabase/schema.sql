@@ -1841,14 +1841,14 @@ begin
   -- A bounce of a spelling nobody ever confirmed says nothing about the owner's own spelling
   -- (`victim+x@` may be another mailbox where `+` is no sub-address). The owner signing up their
   -- own spelling makes it the delivery address and gets a confirmation there at once: the
-  -- bounced confirmation reached no inbox, so no inbox's throttle is spent.
+  -- bounced confirmation reached no inbox, so no inbox's throttle is spent. The row stays bounced
+  -- (no digest, never pruned) until the owner follows that confirmation.
   if v_status = 'bounced' and not v_inserted then
     select e.confirmed_at is null and e.email <> lower(btrim(p_email)) into v_stranger_bounce
       from public.email_signups e where e.id::text = v_id;
     if v_stranger_bounce then
       update public.email_signups e
-        set email = p_email, unsubscribed_at = null, unsubscribe_reason = null, pending_since = now(),
-            status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
+        set email = p_email, status_changed_at = now(), source = p_source, signup_ip_hash = p_network_hash
         where e.id::text = v_id;
       -- A statement of its own, so the confirmation's outbox row carries the new link version.
       update public.email_signups e set confirmation_sent_at = now() where e.id::text = v_id;

@@ -154,8 +154,9 @@ function footer(state: LifeState, event: LifeEvent): Transition {
 function providerReport(state: LifeState, event: LifeEvent): Transition {
   if (event === 'complaint') return to(isRowless(state) ? 'none-complained' : 'complained');
   if (event === 'bounce-other' || isRowless(state)) return stay(state);
-  // A pending row's address was never confirmed: its bounce is a stranger's typo, not the owner's inbox.
-  return state === 'active' || state === 'unsubscribed' ? to('bounced') : stay(state);
+  // A pending row's spelling reaches no inbox either: it stays bounced, and the owner's own spelling
+  // signing up is still mailed a confirmation (see signup).
+  return state === 'active' || state === 'unsubscribed' || state === 'pending' ? to('bounced') : stay(state);
 }
 
 /** The next state of a mailbox and the mail sent, for one event. */

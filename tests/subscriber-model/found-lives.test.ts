@@ -33,6 +33,14 @@ for (const store of modelStores) {
       await runLife(system(), 'single', [new Signup(0, 0), new LegacySpelling(0, 1), new Footer(0, 'download'), new PressLink(0, 'link')]);
     });
 
+    it("the owner's own spelling signing up after a bounce of one nobody confirmed is mailed a confirmation while the mailbox stays suppressed", async () => {
+      await runLife(system(), 'single', [new Signup(0, 0), new Bounce(0, 0), new Signup(0, 1)]);
+    });
+
+    it("a signup over the mailbox's daily limit changes nothing, and double mode answers it as any other", async () => {
+      await runLife(system(), 'double', [new Signup(0, 0), new ConfirmedReader(0, 0, false), new ConfirmedReader(0, 0, true), new ConfirmedReader(0, 0, false)]);
+    });
+
     it('a delete leaves no merged spelling behind', async () => {
       await runLife(system(), 'single', [new Signup(0, 0), new LegacySpelling(0, 1), new Operator(0, 0, 'operator-delete')]);
     });
