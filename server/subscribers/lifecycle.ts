@@ -45,6 +45,7 @@ export const EVENTS = [
   'operator-delete',
   'digest-run',
   'pending-prune',
+  'pending-prune-confirmed-before',
 ] as const;
 export type LifeEvent = (typeof EVENTS)[number];
 
@@ -75,7 +76,8 @@ export const EVENT_TEXT: Record<LifeEvent, { text: string; actor: Actor }> = {
   import: { text: "the operator's import of the address as active", actor: 'system' },
   'operator-delete': { text: "the operator's delete of the subscriber", actor: 'system' },
   'digest-run': { text: 'the Monday digest run', actor: 'system' },
-  'pending-prune': { text: 'the pending prune, the row unconfirmed past the pending window', actor: 'system' },
+  'pending-prune': { text: 'the pending prune, the row never confirmed and unconfirmed past the pending window', actor: 'system' },
+  'pending-prune-confirmed-before': { text: 'the pending prune, the row unconfirmed past the pending window but confirmed by its owner once', actor: 'system' },
 };
 
 /**
@@ -189,6 +191,9 @@ export function next(state: LifeState, event: LifeEvent): Transition {
       return state === 'active' ? to('active', 'digest') : stay(state);
     case 'pending-prune':
       return state === 'pending' ? to('none') : stay(state);
+    // A reader who once confirmed is never pruned: their row waits for them, getting no digest.
+    case 'pending-prune-confirmed-before':
+      return stay(state);
     case 'confirm-old':
     case 'fresh-download':
     case 'fresh-old':

@@ -41,6 +41,10 @@ for (const store of modelStores) {
       await runLife(system(), 'double', [new Signup(0, 0), new ConfirmedReader(0, 0, false), new ConfirmedReader(0, 0, true), new ConfirmedReader(0, 0, false)]);
     });
 
+    it('the pending prune leaves a reader who once confirmed, unsubscribed and signed up again unconfirmed', async () => {
+      await runLife(system(), 'double', [new ConfirmedReader(1, 0, true), new ConfirmedReader(1, 0, false), new Operator(1, 0, 'pending-prune')]);
+    });
+
     it('a delete leaves no merged spelling behind', async () => {
       await runLife(system(), 'single', [new Signup(0, 0), new LegacySpelling(0, 1), new Operator(0, 0, 'operator-delete')]);
     });

@@ -36,6 +36,8 @@ interface ReaderModel {
   holderMails: number;
   /** Row changes so far: a link mailed before the last one is old. */
   changes: number;
+  /** The owner confirmed a row of this mailbox once (a confirmation or fresh link followed); a delete forgets it. */
+  confirmed: boolean;
   /** Signups posted for the mailbox in any spelling: all of a life falls within one day's limit window. */
   signups: number;
 }
@@ -97,8 +99,12 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
 
   if (expected.next !== modelReader.state) {
     modelReader.changes += 1;
-    if (expected.next === 'none' || expected.next === 'none-bounced' || expected.next === 'none-complained') modelReader.welcomed = false;
+    if (expected.next === 'none' || expected.next === 'none-bounced' || expected.next === 'none-complained') {
+      modelReader.welcomed = false;
+      modelReader.confirmed = false;
+    }
   }
+  if (expected.next === 'active' && (event === 'confirm-current' || event === 'fresh-resubscribe')) modelReader.confirmed = true;
   modelReader.state = expected.next;
   for (const mail of mails) {
     if (mail.kind === 'welcome') model.readers[mail.reader]!.welcomed = true;
@@ -283,7 +289,7 @@ export class Operator implements fc.AsyncCommand<LifeModel, LifeReal> {
   constructor(readonly reader: number, readonly spelling: number, readonly act: 'import' | 'operator-delete' | 'pending-prune') {}
   check = () => true;
   run = (model: LifeModel, real: LifeReal) =>
-    step(model, real, this.reader, this.act, async (_, rows) => {
+    step(model, real, this.reader, this.act === 'pending-prune' && model.readers[this.reader]!.confirmed ? 'pending-prune-confirmed-before' : this.act, async (_, rows) => {
       const row = rowOf(rows, this.reader);
       if (this.act === 'import') await importActive(real.system, real.spellings[this.reader]![this.spelling]!);
       else if (row && this.act === 'operator-delete') await operatorDelete(real.system, row);
@@ -314,7 +320,7 @@ export const lifeCommands = [
 export async function runLife(system: LifeSystem, mode: Mode, commands: Iterable<fc.AsyncCommand<LifeModel, LifeReal>>): Promise<void> {
   system.lives += 1;
   const spellings = lifeSpellings(`${process.pid.toString(36)}${system.lives.toString(36)}${Math.random().toString(36).slice(2, 6)}`);
-  const model: LifeModel = { mode, readers: spellings.map(() => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0, signups: 0 })), links: [] };
+  const model: LifeModel = { mode, readers: spellings.map(() => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0, signups: 0, confirmed: false })), links: [] };
   await fc.asyncModelRun(() => ({ model, real: { system, spellings, ids: new Map(), merged: new Map() } }), commands);
 }
 
