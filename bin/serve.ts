@@ -97,6 +97,7 @@ export async function start() {
       logger,
       resume: { firstMs: config.digest.resumeFirstSeconds * 1000, maxMs: config.digest.resumeMaxSeconds * 1000 },
       operatorEmail: config.operatorEmail,
+      noticeWebhook: Boolean(config.noticeWebhookUrl),
       catchUpHours: config.digest.catchUpHours,
       retentionDays: config.digest.retentionDays,
       leaseMs: config.digest.leaseSeconds * 1000,

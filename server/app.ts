@@ -307,6 +307,7 @@ function appOutbox({ config, store, logger, mailer }: AppDeps, publishing: Publi
     log: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
     ...config.outbox,
     operatorEmail: config.operatorEmail,
+    noticeWebhook: Boolean(config.noticeWebhookUrl),
   });
   worker.start();
   return worker;

@@ -259,10 +259,6 @@ export async function parseConfig(
       'RESEND_WEBHOOK_SECRET is not set: bounces and complaints will not be processed, so the digest keeps going to addresses that bounce or report it as spam. Add the webhook in Resend (docs/operating.md, "Deploy with Supabase and Resend") and set its signing secret.',
     );
   }
-  if (env.NOTICE_WEBHOOK_URL && !env.OPERATOR_EMAIL) {
-    // A notice is recorded with its e-mail (the webhook's post is queued beside it), so the post needs both.
-    warnings.push('NOTICE_WEBHOOK_URL is set without OPERATOR_EMAIL: notices are recorded only for OPERATOR_EMAIL, so nothing is posted to the webhook. Set OPERATOR_EMAIL too.');
-  }
   if (store.kind === 'pglite') defaultsUsed.push(`embedded database in ${join(dataDir, 'db')}`);
 
   let unsubscribeSecret = env.UNSUBSCRIBE_SECRET;

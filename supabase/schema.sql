@@ -941,6 +941,17 @@ end
 $$;
 
 --
+-- Name: notice_webhook_enqueue(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notice_webhook_enqueue(p_text text) RETURNS void
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  insert into public.notice_webhooks (text) values (p_text);
+$$;
+
+--
 -- Name: notice_webhook_from_outbox(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -3470,6 +3481,13 @@ GRANT ALL ON FUNCTION public.metrics_snapshot() TO service_role;
 
 REVOKE ALL ON FUNCTION public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer) TO service_role;
+
+--
+-- Name: FUNCTION notice_webhook_enqueue(p_text text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.notice_webhook_enqueue(p_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.notice_webhook_enqueue(p_text text) TO service_role;
 
 --
 -- Name: FUNCTION notice_webhook_from_outbox(); Type: ACL; Schema: public; Owner: -

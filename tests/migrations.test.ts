@@ -146,6 +146,7 @@ for (const kind of kinds) {
           'mark_subscriber_left',
           'metrics_snapshot',
           'notice_webhook_claim',
+          'notice_webhook_enqueue',
           'notice_webhook_from_outbox',
           'notice_webhook_settle',
           'outbox_claim',

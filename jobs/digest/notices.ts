@@ -4,6 +4,7 @@
 // completes. They go through the durable mail outbox, so an outage of the very provider that
 // stopped the run delays them, never loses them. Without OPERATOR_EMAIL the log says the same.
 import { plural } from '../../content/text.ts';
+import { queueOperatorNotice, type NoticeRecipients } from '../../server/mail/operator-notice.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import type { DigestReport } from './report.ts';
 
@@ -83,13 +84,12 @@ export async function noticeFor(store: DigestStore, report: DigestReport, contex
   };
 }
 
-/** Queues the notice for OPERATOR_EMAIL through the outbox, and logs it either way. */
-export async function sendNotice(store: DigestStore, operatorEmail: string | undefined, notice: Notice, log: NoticeLog): Promise<void> {
+/** Queues the notice for OPERATOR_EMAIL and NOTICE_WEBHOOK_URL, and logs it either way. */
+export async function sendNotice(store: DigestStore, to: NoticeRecipients, notice: Notice, log: NoticeLog): Promise<void> {
   log.info(`${notice.subject}\n${notice.text}`);
-  if (!operatorEmail) return;
   try {
-    await store.enqueueMail('operator', null, { to: operatorEmail, subject: notice.subject, text: notice.text });
+    await queueOperatorNotice(store, to, notice);
   } catch (error) {
-    log.warn(`The notice to OPERATOR_EMAIL could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+    log.warn(`The operator's notice could not be queued: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

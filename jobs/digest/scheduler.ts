@@ -42,6 +42,8 @@ export interface SchedulerOptions {
   resume?: ResumePolicy;
   /** OPERATOR_EMAIL: where the notices go (the log has them either way). */
   operatorEmail?: string;
+  /** NOTICE_WEBHOOK_URL is set: the notices are posted there too. */
+  noticeWebhook?: boolean;
   /** Look at start-up for a tick whose holder died, and take it over once its lease has passed (default true). */
   resumeInterrupted?: boolean;
   /**
@@ -153,7 +155,7 @@ class TickScheduler {
   readonly log = { info: (line: string) => this.logger.info(line), warn: (line: string) => this.logger.warn(line) };
 
   tell(notice: Notice) {
-    return sendNotice(this.store, this.options.operatorEmail, notice, this.log);
+    return sendNotice(this.store, { email: this.options.operatorEmail, webhook: this.options.noticeWebhook }, notice, this.log);
   }
 
   housekeep() {

@@ -3,14 +3,15 @@
 // The server's own worker does the same continuously; both may run, claims never overlap.
 import { systemClock, type Clock, type TimerHandle } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { OperatorNoticeStore } from './operator-notice.ts';
 import type { MailOutboxStore } from '../store/mail-outbox.ts';
 import { subscriberMail } from './subscriber-mail.ts';
 import { createMailer } from './index.ts';
 import { createOutboxWorker, OUTBOX_DELIVERY_POLICY, type OutboxLog } from './outbox-worker.ts';
 
 export async function deliverQueuedMail(options: {
-  store: MailOutboxStore;
-  config: Pick<Config, 'mailer' | 'siteUrl' | 'unsubscribeSecret' | 'outbox'>;
+  store: MailOutboxStore & OperatorNoticeStore;
+  config: Pick<Config, 'mailer' | 'siteUrl' | 'unsubscribeSecret' | 'outbox' | 'operatorEmail' | 'noticeWebhookUrl'>;
   log: OutboxLog;
   timeoutMs?: number;
   clock?: Clock;
@@ -22,6 +23,8 @@ export async function deliverQueuedMail(options: {
     compose: subscriberMail({ siteUrl: config.siteUrl, secret: config.unsubscribeSecret }),
     log,
     ...config.outbox,
+    operatorEmail: config.operatorEmail,
+    noticeWebhook: Boolean(config.noticeWebhookUrl),
     clock,
   });
   let timer: TimerHandle | undefined;

@@ -15,6 +15,7 @@
 // worker can take it mid-send. It runs in the server process and in the CLIs when they run alone;
 // any number of workers may run at once, since a claim skips rows another worker holds.
 import { systemClock, type Clock, type TimerHandle } from '../clock.ts';
+import { queueOperatorNotice, type NoticeRecipients, type OperatorNoticeStore } from './operator-notice.ts';
 import type { ComposeMail } from './subscriber-mail.ts';
 import { OUTBOX_KEY_LIFE_SECONDS, type MailOutboxStore, type OutboxMessage, type OutboxSettlement, type SenderRefusalCause } from '../store/mail-outbox.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
@@ -45,7 +46,7 @@ export interface OutboxLog {
 }
 
 export interface OutboxWorkerOptions {
-  store: MailOutboxStore;
+  store: MailOutboxStore & OperatorNoticeStore;
   /** The mailer, made on first use: most passes find nothing to send. */
   mailer: () => Promise<Mailer>;
   compose: ComposeMail;
@@ -61,6 +62,8 @@ export interface OutboxWorkerOptions {
   batchSize?: number;
   /** OPERATOR_EMAIL: told once per hold when the provider refuses the sender (the log says it either way). */
   operatorEmail?: string;
+  /** NOTICE_WEBHOOK_URL is set: that notice is posted there too. */
+  noticeWebhook?: boolean;
   /** Polls, retry times and key lives all go by it; the system clock unless a test moves its own. */
   clock?: Clock;
 }
@@ -82,7 +85,7 @@ export function retryDelaySeconds(attempts: number, first: number, max: number):
 }
 
 interface Delivery {
-  store: MailOutboxStore;
+  store: MailOutboxStore & OperatorNoticeStore;
   compose: ComposeMail;
   log: OutboxLog;
   leaseSeconds: number;
@@ -162,7 +165,7 @@ class SenderHold {
 
   constructor(
     private readonly ctx: Delivery,
-    private readonly operatorEmail: string | undefined,
+    private readonly noticeTo: NoticeRecipients,
   ) {}
 
   /** The pause before the next try of every message, after one more refusal. */
@@ -194,10 +197,10 @@ class SenderHold {
       `Every queued e-mail (confirmations, fresh links, welcomes, notices) is held, none is failed, and tried again in ${pause} s, then with growing pauses up to ${this.ctx.retryMaxSeconds} s; once the provider accepts mail they go out by themselves, each once. The report shows the hold meanwhile.`,
     ].join('\n');
     this.ctx.log.warn(`outbox: ${text.replaceAll('\n', ' ')}`);
-    if (!this.operatorEmail) return;
-    // Held like the rest until the sender is accepted again; the log line above and the report say it meanwhile.
-    await this.ctx.store.enqueueMail('operator', null, { to: this.operatorEmail, subject: words.subject, text }).catch((error: unknown) => {
-      this.ctx.log.warn(`outbox: the notice to OPERATOR_EMAIL could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+    // The e-mail is held like the rest until the sender is accepted again; the log line above, the
+    // report and the webhook say it meanwhile.
+    await queueOperatorNotice(this.ctx.store, this.noticeTo, { subject: words.subject, text }).catch((error: unknown) => {
+      this.ctx.log.warn(`outbox: the operator's notice could not be queued: ${error instanceof Error ? error.message : String(error)}`);
     });
   }
 }
@@ -270,7 +273,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     clock,
     signal: stopping.signal,
   };
-  const batch: Pass = { batchSize, keySeconds, mailer: options.mailer, hold: new SenderHold(ctx, options.operatorEmail) };
+  const batch: Pass = { batchSize, keySeconds, mailer: options.mailer, hold: new SenderHold(ctx, { email: options.operatorEmail, webhook: options.noticeWebhook }) };
   let timer: TimerHandle | null = null;
   let running: Promise<number> | null = null;
   let again = false;

@@ -1,6 +1,6 @@
 // The queue of operator notices to post to NOTICE_WEBHOOK_URL, over the SQL functions of
 // supabase/migrations/20261130005010_notice_webhooks.sql. Rows are written by a trigger on the
-// outbox row that records a notice; this module only claims and settles them.
+// outbox row that records a notice for OPERATOR_EMAIL, or queued here when no address is set.
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
@@ -15,6 +15,8 @@ export interface NoticePost {
 export type NoticePostSettlement = { state: 'sent' } | { state: 'retrying'; error: string; retrySeconds: number };
 
 export interface NoticeWebhookStore {
+  /** Queues a post of `text` for a notice that has no OPERATOR_EMAIL to go to. */
+  queueNoticePost(text: string): Promise<void>;
   /** Up to `limit` due posts, leased for `leaseSeconds`; open posts older than `maxAgeSeconds` are closed as expired. */
   claimNoticePosts(limit: number, leaseSeconds: number, maxAgeSeconds: number): Promise<NoticePost[]>;
   /** False when the post was not open any more. */
@@ -27,6 +29,9 @@ const postRow = z
 
 export function noticeWebhookStore(call: CallFunction): NoticeWebhookStore {
   return {
+    async queueNoticePost(text) {
+      await call('notice_webhook_enqueue', { p_text: text });
+    },
     async claimNoticePosts(limit, leaseSeconds, maxAgeSeconds) {
       const answer = await call('notice_webhook_claim', { p_limit: limit, p_lease_seconds: Math.ceil(leaseSeconds), p_max_age_seconds: Math.ceil(maxAgeSeconds) });
       return z.array(postRow).parse(typeof answer === 'string' ? JSON.parse(answer) : answer);

@@ -412,6 +412,7 @@ export type DigestStore = DigestBatchStore &
   Pick<EngagementStore, 'pruneLinkClickWindow'> &
   Pick<SubscriberStore, 'countSubscribers' | 'findSubscriberByEmail'> &
   Pick<MailOutboxStore, 'enqueueMail' | 'outboxSummary'> &
+  Pick<NoticeWebhookStore, 'queueNoticePost'> &
   Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
