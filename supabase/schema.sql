@@ -1001,8 +1001,11 @@ CREATE FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_
     select coalesce(p_now, now()) as at
   ), due as (
     select m.id,
-      -- A claim never settled (its worker died or lost the database): its try may have gone out.
-      m.uncertain or m.claim_token is not null as uncertain,
+      -- A claim never settled (its worker died or lost the database): its try may have gone out,
+      -- unless the sender was held from before the claim began until now.
+      m.uncertain or (m.claim_token is not null and not exists (
+        select 1 from public.mail_sender_hold h where h.since <= m.lease_until - make_interval(secs => p_lease_seconds)
+      )) as uncertain,
       m.key_since is not null and m.key_since <= clock.at - make_interval(secs => p_key_seconds) as key_old
     from public.mail_outbox m, clock
     -- A message never tried is due from when it was queued, on the database's own clock (its

@@ -2,11 +2,12 @@
 // 09:00, a crash loop, a host reboot) would be lost without a word. When a server starts (or its
 // timer fires long after the tick, the process having been frozen), this reads the record of ticks
 // (digest_ticks) for the newest tick of DIGEST_CRON and decides:
-// - recorded and running: its holder is alive and renewing, or dead, and then it is taken over once
-//   its lease has passed (the scheduler watches it);
+// - recorded and running (or a tick of a DIGEST_CRON since changed, running the same week): its
+//   holder is alive and renewing, or dead, and then it is taken over once its lease has passed (the
+//   scheduler watches it);
 // - recorded otherwise: it was dealt with (done, told missed, or its week handed to a newer tick);
-// - not recorded, but its week was sent (by an earlier tick of a DIGEST_CRON since moved, or by
-//   hand), or no fresh week was public at it: nothing was lost;
+// - not recorded, but its week was sent or told missed (by a tick of a DIGEST_CRON since moved), or
+//   sent by hand, or no fresh week was public at it: nothing was lost, or the operator knows;
 // - otherwise missed: run it now, marked late, within DIGEST_CATCHUP_HOURS and the recap's
 //   freshness; past that, record it as missed (one server wins) and tell the operator once, with
 //   the tick before it when that was missed too (a server down for more than a week).
@@ -62,11 +63,14 @@ function weekAt(options: Pick<CatchUpOptions, 'recaps' | 'timezone' | 'freshness
   return 'refused' in chosen ? null : chosen.recap.date;
 }
 
-/** Whether an unrecorded tick lost nothing: no fresh week then, or that week sent already (deliveries, or a settled tick that sent it). */
+/**
+ * Whether an unrecorded tick lost nothing: no fresh week then, or that week dealt with already
+ * (deliveries, or a settled tick of this or an earlier DIGEST_CRON that sent it or told it missed).
+ */
 async function weekServed(options: CatchUpOptions, tick: Date, ticks: readonly DigestTick[]): Promise<boolean> {
   const week = weekAt(options, tick);
   if (week === null) return true;
-  if (ticks.some((row) => row.recapDate === week && row.state === 'done')) return true;
+  if (ticks.some((row) => row.state !== 'running' && (row.recapDate ?? weekAt(options, row.tick)) === week)) return true;
   return (await options.store.countDeliveries(week)) > 0;
 }
 
@@ -80,6 +84,11 @@ export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchU
   const ticks = await options.store.digestTicksSince(new Date((before ?? tick).getTime() - 7 * DAY_MS));
   const row = ticks.find((t) => t.tick.getTime() === tick.getTime());
   if (row?.state === 'running') return { action: 'watch', tick, leaseUntil: row.leaseUntil, late: row.late };
+  // A tick of the DIGEST_CRON before a change still running this week (its server stopped for the
+  // deploy mid-resume): the week is that tick's to finish, so it is watched and taken over.
+  const week = row ? null : weekAt(options, tick);
+  const earlier = week === null ? undefined : ticks.find((t) => t.state === 'running' && (t.recapDate ?? weekAt(options, t.tick)) === week);
+  if (earlier) return { action: 'watch', tick: earlier.tick, leaseUntil: earlier.leaseUntil, late: earlier.late };
   // A tick recorded after it (of the schedule before a DIGEST_CRON change) had servers up and took up its week, told whatever it missed.
   if (ticks.some((t) => t.tick.getTime() > tick.getTime())) return { action: 'held', tick };
   if (row || catchUpHours <= 0 || (await weekServed(options, tick, ticks))) return { action: 'held', tick };

@@ -169,9 +169,13 @@ class SenderHold {
   ) {}
 
   /** The pause before the next try of every message, after one more refusal. */
-  async refused(reason: string): Promise<number> {
+  nextPause(): number {
     this.refusals++;
-    const pause = retryDelaySeconds(this.refusals, this.ctx.retryFirstSeconds, this.ctx.retryMaxSeconds);
+    return retryDelaySeconds(this.refusals, this.ctx.retryFirstSeconds, this.ctx.retryMaxSeconds);
+  }
+
+  /** Records the hold (told once per hold, whichever worker meets it first). */
+  async refused(reason: string, pause: number): Promise<void> {
     const cause = senderRefusalCause(reason);
     const begins = await this.ctx.store.holdSender(cause, reason, this.ctx.clock.now()).catch((error: unknown) => {
       // Unrecorded, it is told (in the log at least) rather than kept quiet.
@@ -179,7 +183,6 @@ class SenderHold {
       return this.refusals === 1;
     });
     if (begins) await this.tell(cause, reason, pause);
-    return pause;
   }
 
   /** Mail went out: any hold is over. */
@@ -245,9 +248,13 @@ async function deliverBatch(ctx: Delivery, { batchSize, keySeconds, mailer: make
       settled++;
       continue;
     }
-    heldSeconds = await hold.refused(tried.refusedSender);
+    heldSeconds = hold.nextPause();
     const error = `held: the provider refused the sender: ${tried.refusedSender}`;
+    // The provider's answer is settled first: a process that dies before the hold is recorded loses
+    // only that record, which the next refusal makes again, not the answer (its lease running out
+    // would count the try as one of unknown outcome).
     await store.settleMail(row, { state: 'retrying', error, retrySeconds: heldSeconds, uncertain: tried.uncertain }, clock.now());
+    await hold.refused(tried.refusedSender, heldSeconds);
   }
   if (anySent) await hold.accepted();
   return { settled, more: rows.length === batchSize && heldSeconds === null && !signal.aborted };

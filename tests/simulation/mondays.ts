@@ -16,11 +16,20 @@ export interface Replay {
 
 /** SIM_SEED and SIM_PATH from the environment: one scenario to replay, as a failure printed it. */
 export function replayFromEnvironment(env: NodeJS.ProcessEnv = process.env): Replay | null {
-  if (!env.SIM_SEED) return null;
+  if (!env.SIM_SEED || env.SIM_SEED === 'random') return null;
   const seed = Number(env.SIM_SEED);
-  if (!Number.isInteger(seed)) throw new Error(`SIM_SEED must be an integer, not "${env.SIM_SEED}"`);
+  if (!Number.isInteger(seed)) throw new Error(`SIM_SEED must be an integer or "random", not "${env.SIM_SEED}"`);
   return { seed, path: env.SIM_PATH || undefined };
 }
+
+const DEFAULT_SEED = 20261128;
+
+/**
+ * The seed of the Mondays run when none is replayed: the same plans in every run unless
+ * SIM_SEED=random asks for new ones, so a red test suite is the change's doing and new ground is
+ * searched on purpose.
+ */
+const seedOption = (env: NodeJS.ProcessEnv = process.env): { seed?: number } => (env.SIM_SEED === 'random' ? {} : { seed: DEFAULT_SEED });
 
 export interface Checked {
   plan: Plan;
@@ -55,7 +64,7 @@ export async function assertMondays(db: SimDatabase, mondays: number, replay: Re
   });
   const details = await fc.check(property, {
     numRuns: replay ? 1 : Math.ceil(mondays / WEEKS_PER_SCENARIO),
-    ...(replay ? { seed: replay.seed, path: replay.path } : {}),
+    ...(replay ? { seed: replay.seed, path: replay.path } : seedOption()),
     endOnFailure: true,
   });
   if (!details.failed) return;

@@ -283,6 +283,8 @@ class ScenarioRunner {
     const to = refusal.kind === 'forever' ? Number.POSITIVE_INFINITY : from + (refusal.hours ?? this.dice.int(20, 34)) * HOUR_MS;
     this.at(from, async () => {
       this.provider.refuseSender(refusal.kind === 'forever' ? 'forever' : new Date(to), refusal.kind === 'forever' ? 'API key revoked' : 'daily quota used up');
+      // The provider keeps one refusal at a time: this one replaces any still in force.
+      for (const earlier of this.model.refusals.filter((r) => r.to > from)) Object.assign(earlier, { to: from, forever: false });
       const entry = { from, to, forever: refusal.kind === 'forever', mailQueued: false };
       this.model.refusals.push(entry);
       this.trace.add('ops', `PROVIDER refuses the sender ${refusal.kind === 'forever' ? 'for good' : `until ${new Date(to).toISOString()}`}`);
