@@ -41,7 +41,7 @@ export type AppConfig = Pick<
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
   Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail' | 'metricsToken' | 'noticeWebhookUrl'>> & {
-    /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
+    /** Not an environment setting: 3. Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
 
