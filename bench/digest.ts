@@ -189,6 +189,59 @@ async function openLane(tree: Tree, providerUrl: string): Promise<Lane> {
   return { tree, postgres, sql, postmaster, env };
 }
 
+// Every statement the job runs is its own transaction (autocommit; a batch is settled by one
+// function call), so committed + rolled-back transactions of the database count its queries,
+// migrations and lease renewals included.
+async function countTransactions({ sql }: Lane): Promise<number> {
+  await sql.query('select pg_stat_clear_snapshot()');
+  const row = (await sql.query<{ n: string }>('select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = current_database()')).rows[0]!;
+  return Number(row.n);
+}
+
+/** One job run of n subscribers on one lane, the provider's view of it checked against the job's report. */
+async function runAtSize(lane: Lane, fake: FakeResend, recap: string, n: number, label: string): Promise<JobRun> {
+  const { sql, postmaster } = lane;
+  await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_runs, public.digest_contents');
+  await sql.query(
+    `insert into public.email_signups (email, source)
+     select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
+    [n],
+  );
+  await sql.query('vacuum analyze public.email_signups');
+  const before = fake.requests.length;
+  const rateLimitedBefore = fake.enforcedRateLimits();
+  console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
+  const transactionsBefore = await countTransactions(lane);
+  const postgresBefore = await postgresCpuUs(postmaster);
+  const job = await runJob(lane.tree, lane.env, recap, label);
+  // The job's backends flush their statistics as they exit; give the collector a moment.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // After the pause: the job's backends have ended and been counted in the postmaster's total.
+  const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
+  // Minus this function's own two statements (each one transaction).
+  const jobTransactions = (await countTransactions(lane)) - transactionsBefore - 2;
+  const delivered = fake.forRecap(recap).length;
+  const ledger = (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
+  if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
+    throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
+  }
+  const times = fake.requests.slice(before).map((r) => r.at);
+  const gaps = times.slice(1).map((at, i) => at - times[i]!);
+  const result = {
+    n,
+    ...job,
+    transactions: jobTransactions,
+    postgresCpuUs: postgresCpu,
+    requests: times.length,
+    rateLimited: fake.enforcedRateLimits() - rateLimitedBefore,
+    gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
+  };
+  console.error(
+    `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
+  );
+  return result;
+}
+
 export async function runDigestBench(before?: Tree): Promise<void> {
   const after = currentTree();
   if (!FROM_SOURCE) execFileSync(process.execPath, ['scripts/ensure-build.ts'], { cwd: after.root, stdio: 'inherit' });
@@ -203,58 +256,7 @@ export async function runDigestBench(before?: Tree): Promise<void> {
     const weeks = recaps.map((r) => r.date);
     let nextWeek = 0;
 
-    // Every statement the job runs is its own transaction (autocommit; a batch is settled by one
-    // function call), so committed + rolled-back transactions of the database count its queries,
-    // migrations and lease renewals included.
-    const transactions = async ({ sql }: Lane) => {
-      await sql.query('select pg_stat_clear_snapshot()');
-      const row = (await sql.query<{ n: string }>('select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = current_database()')).rows[0]!;
-      return Number(row.n);
-    };
-
-    const run = async (lane: Lane, n: number, label: string): Promise<JobRun> => {
-      const { sql, postmaster } = lane;
-      await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_runs, public.digest_contents');
-      await sql.query(
-        `insert into public.email_signups (email, source)
-         select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
-        [n],
-      );
-      await sql.query('vacuum analyze public.email_signups');
-      const recap = weeks[nextWeek++ % weeks.length]!;
-      const before = fake!.requests.length;
-      const rateLimitedBefore = fake!.enforcedRateLimits();
-      console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
-      const transactionsBefore = await transactions(lane);
-      const postgresBefore = await postgresCpuUs(postmaster);
-      const job = await runJob(lane.tree, lane.env, recap, label);
-      // The job's backends flush their statistics as they exit; give the collector a moment.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      // After the pause: the job's backends have ended and been counted in the postmaster's total.
-      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
-      // Minus this function's own two statements (each one transaction).
-      const jobTransactions = (await transactions(lane)) - transactionsBefore - 2;
-      const delivered = fake!.forRecap(recap).length;
-      const ledger = (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
-      if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
-        throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
-      }
-      const times = fake!.requests.slice(before).map((r) => r.at);
-      const gaps = times.slice(1).map((at, i) => at - times[i]!);
-      const result = {
-        n,
-        ...job,
-        transactions: jobTransactions,
-        postgresCpuUs: postgresCpu,
-        requests: times.length,
-        rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore,
-        gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
-      };
-      console.error(
-        `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
-      );
-      return result;
-    };
+    const run = (lane: Lane, n: number, label: string) => runAtSize(lane, fake!, weeks[nextWeek++ % weeks.length]!, n, label);
 
     // Each size REPEATS times; its row is the run with the median time, and every run is listed.
     // With a before tree, its run and this tree's alternate; each lane has its own results.
