@@ -201,7 +201,7 @@ async function countTransactions({ sql }: Lane): Promise<number> {
 /** One job run of n subscribers on one lane, the provider's view of it checked against the job's report. */
 async function runAtSize(lane: Lane, fake: FakeResend, recap: string, n: number, label: string): Promise<JobRun> {
   const { sql, postmaster } = lane;
-  await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_runs, public.digest_contents');
+  await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_ticks, public.digest_runs, public.digest_contents');
   await sql.query(
     `insert into public.email_signups (email, source)
      select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
