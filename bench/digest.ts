@@ -1,7 +1,7 @@
 // The Monday job at list sizes the product may grow to: `npm run digest` as a child process on a
 // PostgreSQL of its own, against the local server that answers as Resend does.
 //   npm run bench -- digest          (or: node --import tsx bench/digest.ts)
-// (a) unconstrained, at 100,000 and 1,000,000 subscribers (issue 41): ≥ 5,000 recipients/s,
+// (a) unconstrained, at 100,000 and 1,000,000 subscribers: ≥ 5,000 recipients/s,
 //     ≤ 0.05 queries per recipient, peak RSS ≤ 150 MB, the median of DIGEST_BENCH_REPEATS runs;
 //     (b) the provider advertising and enforcing R requests per second: total time against the
 //     floor N / (100 · R) s (goal ≤ 1.1×).
@@ -189,6 +189,59 @@ async function openLane(tree: Tree, providerUrl: string): Promise<Lane> {
   return { tree, postgres, sql, postmaster, env };
 }
 
+// Every statement the job runs is its own transaction (autocommit; a batch is settled by one
+// function call), so committed + rolled-back transactions of the database count its queries,
+// migrations and lease renewals included.
+async function countTransactions({ sql }: Lane): Promise<number> {
+  await sql.query('select pg_stat_clear_snapshot()');
+  const row = (await sql.query<{ n: string }>('select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = current_database()')).rows[0]!;
+  return Number(row.n);
+}
+
+/** One job run of n subscribers on one lane, the provider's view of it checked against the job's report. */
+async function runAtSize(lane: Lane, fake: FakeResend, recap: string, n: number, label: string): Promise<JobRun> {
+  const { sql, postmaster } = lane;
+  await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_ticks, public.digest_runs, public.digest_contents');
+  await sql.query(
+    `insert into public.email_signups (email, source)
+     select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
+    [n],
+  );
+  await sql.query('vacuum analyze public.email_signups');
+  const before = fake.requests.length;
+  const rateLimitedBefore = fake.enforcedRateLimits();
+  console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
+  const transactionsBefore = await countTransactions(lane);
+  const postgresBefore = await postgresCpuUs(postmaster);
+  const job = await runJob(lane.tree, lane.env, recap, label);
+  // The job's backends flush their statistics as they exit; give the collector a moment.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // After the pause: the job's backends have ended and been counted in the postmaster's total.
+  const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
+  // Minus this function's own two statements (each one transaction).
+  const jobTransactions = (await countTransactions(lane)) - transactionsBefore - 2;
+  const delivered = fake.forRecap(recap).length;
+  const ledger = (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
+  if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
+    throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
+  }
+  const times = fake.requests.slice(before).map((r) => r.at);
+  const gaps = times.slice(1).map((at, i) => at - times[i]!);
+  const result = {
+    n,
+    ...job,
+    transactions: jobTransactions,
+    postgresCpuUs: postgresCpu,
+    requests: times.length,
+    rateLimited: fake.enforcedRateLimits() - rateLimitedBefore,
+    gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
+  };
+  console.error(
+    `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
+  );
+  return result;
+}
+
 export async function runDigestBench(before?: Tree): Promise<void> {
   const after = currentTree();
   if (!FROM_SOURCE) execFileSync(process.execPath, ['scripts/ensure-build.ts'], { cwd: after.root, stdio: 'inherit' });
@@ -203,58 +256,7 @@ export async function runDigestBench(before?: Tree): Promise<void> {
     const weeks = recaps.map((r) => r.date);
     let nextWeek = 0;
 
-    // Every statement the job runs is its own transaction (autocommit; a batch is settled by one
-    // function call), so committed + rolled-back transactions of the database count its queries,
-    // migrations and lease renewals included.
-    const transactions = async ({ sql }: Lane) => {
-      await sql.query('select pg_stat_clear_snapshot()');
-      const row = (await sql.query<{ n: string }>('select (xact_commit + xact_rollback)::text as n from pg_stat_database where datname = current_database()')).rows[0]!;
-      return Number(row.n);
-    };
-
-    const run = async (lane: Lane, n: number, label: string): Promise<JobRun> => {
-      const { sql, postmaster } = lane;
-      await sql.query('truncate public.email_signups, public.digest_deliveries, public.digest_locks, public.digest_batches, public.digest_runs, public.digest_contents');
-      await sql.query(
-        `insert into public.email_signups (email, source)
-         select format('reader%s@example.com', g), '/' from generate_series(1, $1::int) g`,
-        [n],
-      );
-      await sql.query('vacuum analyze public.email_signups');
-      const recap = weeks[nextWeek++ % weeks.length]!;
-      const before = fake!.requests.length;
-      const rateLimitedBefore = fake!.enforcedRateLimits();
-      console.error(`${label}: ${n.toLocaleString('en-US')} subscribers, recap ${recap}`);
-      const transactionsBefore = await transactions(lane);
-      const postgresBefore = await postgresCpuUs(postmaster);
-      const job = await runJob(lane.tree, lane.env, recap, label);
-      // The job's backends flush their statistics as they exit; give the collector a moment.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      // After the pause: the job's backends have ended and been counted in the postmaster's total.
-      const postgresCpu = (await postgresCpuUs(postmaster)) - postgresBefore;
-      // Minus this function's own two statements (each one transaction).
-      const jobTransactions = (await transactions(lane)) - transactionsBefore - 2;
-      const delivered = fake!.forRecap(recap).length;
-      const ledger = (await sql.query<{ n: number }>('select count(*)::int as n from public.digest_deliveries where recap_date = $1', [recap])).rows[0]!.n;
-      if (job.report.outcome !== 'sent' || job.report.sent !== n || delivered !== n || ledger !== n) {
-        throw new Error(`${label}: expected ${n} sent, delivered and recorded; report ${JSON.stringify(job.report)}, provider ${delivered}, ledger ${ledger}`);
-      }
-      const times = fake!.requests.slice(before).map((r) => r.at);
-      const gaps = times.slice(1).map((at, i) => at - times[i]!);
-      const result = {
-        n,
-        ...job,
-        transactions: jobTransactions,
-        postgresCpuUs: postgresCpu,
-        requests: times.length,
-        rateLimited: fake!.enforcedRateLimits() - rateLimitedBefore,
-        gapMs: { p50: percentile(gaps, 50), p90: percentile(gaps, 90) },
-      };
-      console.error(
-        `  job CPU ${(job.jobCpuUs / n).toFixed(1)} µs/recipient, provider CPU ${(job.providerCpuUs / n).toFixed(1)} µs/recipient, PostgreSQL CPU ${(postgresCpu / n).toFixed(1)} µs/recipient, ${(jobTransactions / n).toFixed(4)} queries/recipient (${jobTransactions} transactions), ${(n / (job.report.durationMs / 1000)).toFixed(0)} recipients/s, job ${(job.report.durationMs / 1000).toFixed(1)} s, wall ${(job.wallMs / 1000).toFixed(1)} s, maxRSS ${(job.maxRssKb / 1024).toFixed(0)} MB, ${result.requests} requests (${result.rateLimited} answered 429), gap between requests p50 ${result.gapMs.p50} ms, p90 ${result.gapMs.p90} ms`,
-      );
-      return result;
-    };
+    const run = (lane: Lane, n: number, label: string) => runAtSize(lane, fake!, weeks[nextWeek++ % weeks.length]!, n, label);
 
     // Each size REPEATS times; its row is the run with the median time, and every run is listed.
     // With a before tree, its run and this tree's alternate; each lane has its own results.
@@ -326,7 +328,7 @@ export async function runDigestBench(before?: Tree): Promise<void> {
       command,
       `\`npm run digest -- --json --recap WEEK\` as a child process (${jobs}${process.env.DIGEST_BENCH_NODE_FLAGS ? ', set by DIGEST_BENCH_NODE_FLAGS' : ', as the digest script sets them'}${before ? '; the two trees\' runs alternating' : ''}) on a PostgreSQL 15 of the bench's own (fsync off, loopback), against tests/support/fake-resend.ts in the bench process, not the job's (Resend's batch API: 100 messages per request, idempotency keys, permissive validation; templates created, published and checked; message bodies parsed, not kept; while a job runs, the bench process does nothing else but sample the job's /proc every ${SAMPLE_MS} ms). The job sends through a Resend template: the e-mail is registered once per recap and each message carries only its link token. Subscribers inserted with one \`insert … select generate_series\`. "job s" is the run's own durationMs (from choosing the recap and rendering the template once to the last ledger row); "wall s" adds the process start-up (Node, loading modules, opening the database). Peak RSS is the job's VmHWM (/proc/self/status) read as it exits, in MiB; "sampled" is the same figure polled every ${SAMPLE_MS} ms from outside. Not \`process.resourceUsage().maxRSS\`: on Linux it carries the RSS of the process that spawned the job (this bench, 170–220 MB) over the fork and exec, which inflated the peak RSS of earlier runs of this bench. CPU per recipient (less sensitive to other load than the rate): the job process's user + system time at exit, start-up included, the bench process's (the stand-in provider's) while the job ran, and the PostgreSQL server's (its processes' /proc/PID/stat, ended backends included) while the job ran. Their sum over the machine's 2 cores bounds the rate a quiet machine can reach.${comparison}
 
-(a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals (issue 41): ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB, at 100,000 and at 1,000,000. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
+(a) Unconstrained, each size run ${REPEATS} times; a row is the run with the median time ("every run" lists them all). Goals: ≥ 5,000 recipients/s, ≤ 0.05 database queries per recipient, peak RSS ≤ 150 MB, at 100,000 and at 1,000,000. Queries are the database's committed and rolled-back transactions (pg_stat_database) while the job ran: every statement of the job is its own transaction, so this counts them all, start-up, migrations check, run history and lease renewals included.
 
 |${before ? ' tree |' : ''} subscribers | job s | wall s | recipients/s | queries / recipient (total) | peak RSS MB | sampled MB | CPU µs / recipient: job / provider / PostgreSQL | requests | gap p50 / p90 ms | every run |
 |${before ? '---|' : ''}---|---|---|---|---|---|---|---|---|---|---|

@@ -1,7 +1,7 @@
 // The operator's report on PostgreSQL at 100,000 and at 1,000,000 subscribers with a year of
 // history, 10 recaps sent to ~80,000 each and 2,000 webhook events: the store's snapshot (one SQL
 // function, the report's data) and the whole `gather + render` (what `npm run report` does).
-// Goals (issue 41): report data ≤ 1 s at both sizes; the whole report page ≤ 3 s at 1,000,000.
+// Goals: report data ≤ 1 s at both sizes; the whole report page ≤ 3 s at 1,000,000.
 //   npm run bench -- report
 // With `--before REF` the REF tree's own store, migrations and report code (imported from its folder
 // through tsx) run on a PostgreSQL of their own seeded alike, the rounds alternating between trees.

@@ -2,7 +2,7 @@
 // as `npm start` and the container run it) on PostgreSQL and on the embedded PGlite, in one run:
 // the very first start, time to first page after a restart (median of 5 starts), and RSS after
 // 10,000 mixed requests (⅔ pages, ⅓ signups from ever new addresses), sampled every 10,000.
-// Goals (issue 41): RSS after 10,000 requests ≤ 120 MB on PostgreSQL, ≤ 256 MB on PGlite; first page
+// Goals: RSS after 10,000 requests ≤ 120 MB on PostgreSQL, ≤ 256 MB on PGlite; first page
 // after a restart ≤ 0.6 s on PostgreSQL, ≤ 1.0 s on PGlite; very first start ≤ 2 s.
 //   npm run bench -- runtime
 // With `--before REF` each tree runs on its own database, their starts and load runs interleaved
@@ -52,7 +52,7 @@ const HEAP_PROBE = `data:text/javascript,process.on('message',(m)=>{if(m!=='samp
 interface Target {
   name: string;
   tree: Tree;
-  /** MiB after 10,000 requests, and seconds to the first page after a restart (issue 41). */
+  /** MiB after 10,000 requests, and seconds to the first page after a restart. */
   goals: { rssMiB: number; restartSeconds: number };
   env: Record<string, string>;
   /** For an embedded database: the settings of a fresh data directory, to time more very first starts. */

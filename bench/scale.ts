@@ -3,7 +3,7 @@
 // in the repository itself; bench/support/scale-copy.ts).
 //   npm run bench -- scale            (SCALE_WEEKS=520 by default)
 // Records per size: build time (Vite client + server, share images, and the whole `npm run build`:
-// goal at 520 weeks < 30 s, issue 41), first-visit JS per page type,
+// goal at 520 weeks < 30 s), first-visit JS per page type,
 // archive HTML size, time from starting the server to its first answered page, and the server's
 // resident memory after serving each page type once (the copy's compiled server, started as
 // its `npm start` starts it).

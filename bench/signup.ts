@@ -1,6 +1,6 @@
 // Signups as readers make them: the production server (`node dist/bin/server.js` with npm start's
 // flags and allocator settings) on PostgreSQL, every bot defence on, sent new addresses at a steady
-// rate by autocannon. Goal (issue 41): 300 new addresses per second for 60 s, 0 errors, p99 ≤ 100 ms.
+// rate by autocannon. Goal: 300 new addresses per second for 60 s, 0 errors, p99 ≤ 100 ms.
 // The per-address limit is raised (RATE_LIMIT_PER_MINUTE) so the load counts as legitimate; the
 // other defences (per-mailbox limit, cross-site check, honeypot, disposable domains, suppression)
 // stay as production runs them: each post is a new address, sent as the site's own page sends it.

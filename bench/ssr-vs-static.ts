@@ -2,7 +2,7 @@
 //   npm run bench -- ssr          (or: node --import tsx bench/ssr-vs-static.ts)
 // autocannon, 50 connections, alternating rounds; reports the median requests/s and p99 of each,
 // their ratios, and the server's RSS at the end. The server runs with `npm start`'s node flags.
-// Goals (issue 41): SSR ≥ 0.9 × static's requests/s, SSR p99 ≤ 1.2 × static's p99.
+// Goals: SSR ≥ 0.9 × static's requests/s, SSR p99 ≤ 1.2 × static's p99.
 // With `--before REF` both trees' servers (each its own bench/support/bench-server.ts and start
 // flags) are measured in the same rounds, one after the other; the ratio is each tree's own.
 // Knobs: BENCH_ROUNDS, BENCH_SECONDS, BENCH_SSR_NODE_FLAGS (instead of the start script's),

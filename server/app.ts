@@ -41,7 +41,7 @@ export type AppConfig = Pick<
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
   Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail' | 'metricsToken' | 'noticeWebhookUrl'>> & {
-    /** Not an environment setting: 3 (issue 13). Load tests that repeat addresses on purpose raise it. */
+    /** Not an environment setting: 3. Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
 
@@ -58,7 +58,7 @@ export interface AppDeps {
   outbox?: OutboxWorker;
   /**
    * Which weeks exist and when each becomes public (server/site/published-site.ts): the content's
-   * weeks, the real clock and UTC when not given; server/main.ts passes DIGEST_TZ.
+   * weeks, the real clock and UTC when not given; bin/serve.ts passes DIGEST_TZ.
    */
   publishing?: Publishing;
 }
@@ -252,7 +252,7 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
-  // The caller stops the outbox before it closes the store (server/main.ts, tests/support/server.ts);
+  // The caller stops the outbox before it closes the store (bin/serve.ts, tests/support/server.ts);
   // the notice webhook's worker stops with it.
   return Object.assign(app, { outbox: withNoticeWebhook(deps, outbox) });
 }

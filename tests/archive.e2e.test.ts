@@ -1,4 +1,4 @@
-// The archive as a reader uses it in Chromium (issue 12): every week grouped by year under a jump
+// The archive as a reader uses it in Chromium: every week grouped by year under a jump
 // list, and a search box that answers as the reader types (JavaScript) or on submit (none), with
 // the same results drawn by the same markup either way.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -133,7 +133,7 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
     await context.close();
   });
 
-  // Issue 43, item 5: the reader's place, whatever source the archive's page data comes from on the
+  // The reader's place, whatever source the archive's page data comes from on the
   // way back (the browser's cache, or a fresh request that arrives late), and after a reload.
   for (const dataDelayMs of [0, 800]) {
     it(`restores the place of a card far down on Back and on reload (page data ${dataDelayMs ? `answered ${dataDelayMs} ms late` : 'as fast as it comes'})`, async () => {

@@ -1,7 +1,7 @@
 // The bot defences as a person meets them in Chromium: the honeypot field is out of their way
 // (not seen, not read out, not reached by Tab), a disposable address gets its toast with and
 // without JavaScript, and the forms on our own token pages work when Chromium sends `Origin: null`
-// (issue 14, bug 3) while a form on another site posting to us is refused with a page a person
+// while a form on another site posting to us is refused with a page a person
 // can read.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// Issue 13's bot defences through the real app, on the embedded PGlite and on PostgreSQL: the
+// The bot defences through the real app, on the embedded PGlite and on PostgreSQL: the
 // honeypot (JSON and no-JavaScript form), the disposable-domain list, and the two limits, which
 // are kept in the database and therefore hold across replicas (two app instances on one store;
 // on PostgreSQL, two stores with their own connection pools, as two containers would have).

@@ -1,4 +1,4 @@
-// Soft 404s (issue 12): a page answers 200 only under its own path. Other spellings of a known
+// Soft 404s: a page answers 200 only under its own path. Other spellings of a known
 // page are sent there with a 301, and asking for them first must not change what unknown paths
 // get afterwards (the rendered-page cache is keyed by the page rendered, not the path asked for).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

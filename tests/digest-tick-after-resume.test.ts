@@ -1,4 +1,4 @@
-// Issue 43: a tick never waits inside a resume try. A try resuming last week's stopped run is in
+// A tick never waits inside a resume try. A try resuming last week's stopped run is in
 // flight (its batch held by the provider) when Monday 09:00 makes the new week public and the
 // schedule fires: the tick's run starts once the try ends and chooses the newest public week
 // itself, instead of answering with the try's report (which chose its recap before 09:00).

@@ -1,4 +1,4 @@
-// Issue 43, item 3: the embedded database's owner lock ends with its process. `npm start` stopped
+// The embedded database's owner lock ends with its process. `npm start` stopped
 // as a process manager does it (SIGTERM to the group, SIGKILL 100 ms after npm has exited, while
 // node may still be shutting down or a zombie) and started again at once: it starts, ten times in
 // a row. A server SIGKILLed and started again under the same pid (pid 1 of a new PID namespace,

@@ -1,4 +1,4 @@
-// A database from before issue 44, where the webhook stored every email.delivered, email.opened and
+// A database from before engagement counts, where the webhook stored every email.delivered, email.opened and
 // email.clicked as a row naming the subscriber: migrating turns those rows into the per-recap counts
 // the report reads, and deletes them; bounces and complaints stay as they were. PGlite and PostgreSQL.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Ten years of Mondays, scaled down for CI (issue 12): a temporary copy of the repository with a
+// Ten years of Mondays, scaled down for CI: a temporary copy of the repository with a
 // few hundred synthetic weeks after the 24 real ones, built with Vite and served by the real
 // server. The bundle must hold no week's title or headline (its size must not grow with the
 // weeks), and every week from 2026 on must live at an address that carries its year, in every

@@ -1,4 +1,4 @@
-// Issue 22, item 1, through the real app on PGlite and PostgreSQL: one mailbox spelled many ways,
+// Limits per mailbox, through the real app on PGlite and PostgreSQL: one mailbox spelled many ways,
 // each spelling posted from its own network address behind a trusted proxy, in double mode, gets
 // at most one confirmation e-mail, and every post gets the usual 202. A full-width domain is
 // stored in ASCII; a domain that cannot be written in ASCII is refused with a 400 and a message.

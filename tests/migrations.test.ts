@@ -310,7 +310,7 @@ for (const kind of kinds) {
       }
     });
 
-    it('merge the spellings of one mailbox into one row (issue 42): a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
+    it('merge the spellings of one mailbox into one row: a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
       const { client, drop } = await kind.create();
       try {
         await migrate(client, migrations.filter((m) => m.version < '20261128001020'));

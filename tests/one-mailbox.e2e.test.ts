@@ -1,4 +1,4 @@
-// Issue 42's first "Done when", as a person meets it in Chromium, on PGlite and PostgreSQL, in
+// One mailbox is one subscriber, as a person meets it in Chromium, on PGlite and PostgreSQL, in
 // single and double mode: one spelling of a Gmail mailbox is signed up with the site's form (and,
 // in double mode, confirmed from the e-mail); a signed complaint webhook arrives for it; then three
 // other spellings (dots, +tag, googlemail, capitals) are typed into the same form. The reader is

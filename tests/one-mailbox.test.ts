@@ -1,4 +1,4 @@
-// Issue 42, items 1 and 2, through the real app on PGlite and PostgreSQL, in single and double
+// One row per mailbox, through the real app on PGlite and PostgreSQL, in single and double
 // mode: the mailbox is the subscriber. A signed complaint webhook for one spelling of a Gmail
 // mailbox holds for every other spelling (dots, +tag, googlemail, capitals): their signups are
 // answered as usual and change nothing, none becomes active or pending, and nothing more reaches

@@ -1,4 +1,4 @@
-// Issue 21: a confirmation or welcome e-mail promised while the provider is down survives a deploy
+// A confirmation or welcome e-mail promised while the provider is down survives a deploy
 // (SIGTERM) and a crash (SIGKILL) of the real server process, and arrives exactly once when the
 // provider is back. Double mode with WELCOME_EMAIL=on, against the Resend stand-in with its outage
 // switch, on PGlite and on PostgreSQL. The outbox's timings are shortened through its settings

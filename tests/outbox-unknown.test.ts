@@ -1,4 +1,4 @@
-// Issue 43, item 2: a 409 on a retry of an outbox message is settled as the digest settles a batch
+// A 409 on a retry of an outbox message is settled as the digest settles a batch
 // it cannot settle. The first try is accepted but its answer never comes back (the send is
 // abandoned at its deadline); the wording of the e-mail changes before the retry (a deploy in
 // between), so the provider answers the retry under the same key with 409

@@ -1,4 +1,4 @@
-// Issue 42, items 3 and 4, as every backend must keep them (PGlite, PostgreSQL, the Supabase REST
+// Owner links as every backend must keep them (PGlite, PostgreSQL, the Supabase REST
 // store): a confirmation acts only for the link version it was mailed with (a link mailed before
 // versions, only on a pending row), and the owner's "Subscribe again" in double mode always queues
 // a confirmation for an address that confirmed before, and for one that never did only past the

@@ -75,7 +75,7 @@ for (const backend of storeBackends.filter((b) => b.name !== 'pglite')) {
   });
 }
 
-// Issue 22, item 4: pending expires 30 days after the LAST confirmation e-mail, never while a link
+// Pending expires 30 days after the LAST confirmation e-mail, never while a link
 // is valid. Time is moved by ageing the rows' timestamps, as 29 and 31 days would.
 const SECRET = 'prune-test-secret-0123456789abcdef0123456789';
 const DAY_MS = 86_400_000;

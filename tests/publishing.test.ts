@@ -1,4 +1,4 @@
-// Publication time (issue 25): the newest week of the content, seen from 08:59 on its Monday, is a
+// Publication time: the newest week of the content, seen from 08:59 on its Monday, is a
 // coming week. One server, one clock moved forward: before 09:00 every public surface acts as if the
 // week did not exist; from 09:00 every one shows it, with no restart. Its preview link shows it to
 // whoever holds the link, never to a cache or a search engine, and an altered link is refused.

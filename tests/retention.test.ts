@@ -1,4 +1,4 @@
-// Issue 43, item 2: closed outbox messages and webhook events older than RETENTION_DAYS are pruned
+// Closed outbox messages and webhook events older than RETENTION_DAYS are pruned
 // by the scheduler's daily housekeeping (which also prunes unconfirmed signups; each Monday run
 // prunes the same way), and the report's figures do not change: a list with old and new rows, the
 // report's figures, the housekeeping, the figures again: equal, and the old rows are gone. Time is moved by ageing the rows' timestamps, as 100

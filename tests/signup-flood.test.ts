@@ -1,4 +1,4 @@
-// Issue 13's flood, bounded and on loopback: in double opt-in mode, 5,000 signups from 50 network
+// A signup flood, bounded and on loopback: in double opt-in mode, 5,000 signups from 50 network
 // addresses over 500 random mailboxes plus 200 honeypot posts, with one real reader signing up in
 // Chromium in the middle from another address, on the embedded defaults and the default limit
 // (RATE_LIMIT_PER_MINUTE=10). Afterwards: at most one confirmation e-mail per mailbox, none for a

@@ -1,4 +1,4 @@
-// Issue 41: one database call per signup. A post's two limit counts and its row go to the database
+// One database call per signup. A post's two limit counts and its row go to the database
 // in one call (signup_counted, from server/abuse/signup-guard.ts), and the row is written only when
 // both counts are within their limits, also when many posts over a limit arrive at once. Through
 // the real app on every backend; the store is wrapped only to count which of its operations each
@@ -93,7 +93,7 @@ for (const backend of storeBackends) {
       const spellings = ['victim@gmail.com', 'v.ictim@gmail.com', 'victim+1@gmail.com', 'vic.tim+2@gmail.com', 'victim+3@googlemail.com'];
       const replies = await Promise.all(spellings.map((email, i) => post(from(`127.0.43.${i + 1}`), server.url, email)));
       const statuses = replies.map((reply) => reply.status);
-      // One mailbox, one row (issue 42): the first is subscribed, the next two within the day's
+      // One mailbox, one row: the first is subscribed, the next two within the day's
       // limit find it already subscribed, the rest are over the limit.
       expect(statuses.filter((status) => status === 201)).toHaveLength(1);
       expect(statuses.filter((status) => status === 409)).toHaveLength(2);

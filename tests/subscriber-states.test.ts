@@ -82,7 +82,7 @@ for (const backend of storeBackends) {
     });
 
     for (const reason of ['complained', 'bounced'] as const) {
-      // A bounced address may be sent one confirmation a month; a complained one none, unless its owner asks from their own page (issue 42).
+      // A bounced address may be sent one confirmation a month; a complained one none, unless its owner asks from their own page.
       it(`keeps a ${reason} address suppressed through signups in either mode, with ${reason === 'complained' ? 'no confirmation unless its owner asks' : 'at most one confirmation per 30 days'}`, async () => {
         const email = `${reason}.reader@example.com`;
         await store.signUp(single(email));

@@ -1,4 +1,4 @@
-// Issue 22, item 3, through the real app on PGlite and PostgreSQL: the suppression list of deleted
+// Through the real app on PGlite and PostgreSQL: the suppression list of deleted
 // complainers survives any number of rotations of UNSUBSCRIBE_SECRET. Its hashes are keyed by a key
 // the database keeps (app_keys), not by the link secret; a hash made the old way (of the exact
 // address, under the secret of the day) is still matched while that secret is the current or the

@@ -1,4 +1,4 @@
-// Issue 14, bugs 1 and 4, through the real app on PGlite and on PostgreSQL: a complained or
+// Suppression, through the real app on PGlite and on PostgreSQL: a complained or
 // bounced address signed up again (JSON API, and the form in Chromium without JavaScript) stays
 // suppressed, gets no digest and at most one confirmation e-mail, in either signup mode; and a
 // provider's complaint for an address stored with capitals suppresses it.

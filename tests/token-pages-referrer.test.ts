@@ -1,4 +1,4 @@
-// Issue 42, item 5: every page whose address carries a token answers `Referrer-Policy: no-referrer`,
+// Every page whose address carries a token answers `Referrer-Policy: no-referrer`,
 // whatever it answers (the page, a refusal of a bad or expired token, a body it cannot read), so
 // the token never travels in a Referer header, not even to our own origin's logs. Each route, GET
 // and POST, against the real app on an embedded database.

@@ -1,4 +1,4 @@
-// Issue 22, item 7: behind a proxy with TRUST_PROXY=0 every reader shares one signup limit, and
+// Behind a proxy with TRUST_PROXY=0 every reader shares one signup limit, and
 // nothing said so. The first request carrying X-Forwarded-For or Forwarded logs ONE warning naming
 // TRUST_PROXY and what it breaks, and the operator's report (its own process, reading the store)
 // shows a failing set-up check; a server with TRUST_PROXY set clears it. On PGlite (the report

@@ -1,4 +1,4 @@
-// Issue 14, bug 2: RFC 8058 one-click unsubscribes come from a mailbox provider's few servers for
+// RFC 8058 one-click unsubscribes come from a mailbox provider's few servers for
 // all of its users, so POST /unsubscribe must never be limited per network address, and must not
 // use up the signup limit of that address either. 5,000 valid one-click posts from three real
 // loopback addresses, with the default signup limit (10 a minute) in force.

@@ -1,4 +1,4 @@
-// The goals a benchmark is held to (issue 41: what readers and operators feel), printed as one line
+// The goals a benchmark is held to (what readers and operators feel), printed as one line
 // each with "met" or "not met", so a run says itself whether it passed.
 
 export interface Goal {

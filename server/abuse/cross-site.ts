@@ -5,7 +5,7 @@
 // same-origin and none (typed, bookmarked) pass; same-site and cross-site are refused. Origin alone
 // cannot decide: a page served with Referrer-Policy: no-referrer (our unsubscribe and other token
 // pages, to keep the token out of referrers) makes Chromium send `Origin: null` for its own forms,
-// which refused 'Subscribe again' on the unsubscribe page (issue 14, bug 3). Only when a client
+// which refused 'Subscribe again' on the unsubscribe page. Only when a client
 // sends no Sec-Fetch-Site does Origin decide; clients that send neither (curl, server-side callers)
 // pass, as they could set any header they like anyway.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';

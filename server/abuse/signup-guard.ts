@@ -2,7 +2,7 @@
 // alike: a limit per network address, the honeypot, the disposable-domain list and a limit per
 // mailbox. A post that passes the first and is a real signup goes to the database in ONE call
 // (signup_counted): its two counts and, within both limits, the signup itself. Any other post
-// costs one count of its network address. The route (routes/subscribe.ts) then answers from the
+// costs one count of its network address. The route (subscribers/routes/subscribe.ts) then answers from the
 // decision left on res.locals.signupDecision, or explains a body it cannot use.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { honeypotFilled } from '../../client/honeypot.ts';
@@ -111,7 +111,7 @@ export function signupGuard({ counters, signup, secret, perMinute, perAddressPer
     if (honeypot) {
       trapped += 1;
       logger.info({ honeypot: trapped }, `signup honeypot filled (${trapped} since start): answered as a success, nothing stored or sent`);
-      // Exactly what a new address gets in this mode (routes/subscribe.ts), so the bot cannot tell.
+      // Exactly what a new address gets in this mode (subscribers/routes/subscribe.ts), so the bot cannot tell.
       return sendSignupAnswer(res, answerPath, newAddressAnswer(mode));
     }
     if (email === null) return screenAnswer(res, answerPath, 'disposable-email', 400, { error: 'invalid_email', message: DISPOSABLE_EMAIL_MESSAGE });

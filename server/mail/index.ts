@@ -1,5 +1,5 @@
 // Picks the mail backend from the configuration: Resend when a key is set, else the outbox.
-// Each backend is loaded only when chosen: the outbox's MIME library alone is ~24 MB of memory
+// Each backend is loaded only when chosen: the outbox's MIME library alone is a large share of memory
 // that a process sending through Resend never needs.
 import type { MailerConfig } from '../config.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';

@@ -1,6 +1,6 @@
 // The subscriber e-mails' templates and their renderer, in one module that server/mail/subscriber-mail.ts
 // imports when it composes its first message: with React Email's renderer and html-to-text they
-// are ~0.4 MB of JavaScript that a server which sends no mail would otherwise keep resident.
+// are a large body of JavaScript that a server which sends no mail would otherwise keep resident.
 export { ConfirmEmail, confirmEmailText } from '../../emails/ConfirmEmail.tsx';
 export { renderTransactional } from '../../emails/render-transactional.ts';
 export { FreshLinkEmail, freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';

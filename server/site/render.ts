@@ -65,8 +65,8 @@ function cachedPage(status: number, identity: Buffer): CachedPage {
     gzip: gzipSync(identity, { level: 9 }),
     brotli: null,
   };
-  // Brotli at its best quality takes 130–200 ms for a page on our two cores, against under 1 ms
-  // for gzip: done inline it delayed every page's first answer after a start by that much and
+  // Brotli at its best quality is orders of magnitude slower than gzip for a page:
+  // done inline it delayed every page's first answer after a start by that much and
   // held the event loop meanwhile. On the thread pool, after the first (gzipped) answer.
   brotliCompress(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }, (error, compressed) => {
     if (!error) page.brotli = compressed;

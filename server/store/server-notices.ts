@@ -1,4 +1,4 @@
-// What a server noticed about its own set-up (issue 22, item 7: TRUST_PROXY=0 behind a proxy), over
+// What a server noticed about its own set-up (such as TRUST_PROXY=0 behind a proxy), over
 // the SQL functions of supabase/migrations/20261124005030_server_notices.sql, so the operator's
 // report, a separate process, can show it among its checks.
 import * as z from 'zod';

@@ -1,6 +1,6 @@
 // Fresh links: what "Download my data", "Delete my data" and (single mode) "Subscribe again" mail
 // to the address before they act. Each names its purpose, the subscriber, the subscriber's link
-// version (supabase/migrations/2026112400301_subscriber_links.sql: bumped whenever the address
+// version (supabase/migrations/20261124003010_subscriber_links.sql: bumped whenever the address
 // changes state, so a link made before does not act after), an expiry one hour ahead and a random
 // nonce; the database records the nonce when the link is used, so it acts once. The footer link
 // of a digest (server/subscribers/unsubscribe-token.ts) stays what it was: it unsubscribes at once and shows

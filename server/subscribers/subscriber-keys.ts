@@ -13,8 +13,8 @@ import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:c
 import { normalizeEmail } from '../../content/email-address.ts';
 import { mailboxKey } from './mailbox-key.ts';
 
-// KeyObjects rather than Buffers: Node 24 spends ~9 µs checking a Buffer key on every createHmac,
-// several times a signup's own hashing.
+// KeyObjects rather than Buffers: Node checks a Buffer key afresh on every createHmac,
+// which would cost more than a signup's own hashing.
 const deriveKey = (secret: string, label: string): KeyObject => createSecretKey(createHmac('sha256', secret).update(`launched-weekly key\0${label}`).digest());
 
 export interface SubscriberKeys {

@@ -35,7 +35,7 @@ alter table public.email_signups alter column status_changed_at set not null;
 -- others. A complaint or a hard bounce is the provider's word, not an intent, and wins whenever
 -- it came (complained > bounced); otherwise the row whose state changed last wins, so an old
 -- unsubscribed `Foo@x.com` yields to a later active `foo@x.com` and a later unsubscribe to an
--- older signup (issue 22; it used to keep unsubscribed over active regardless of time).
+-- older signup (it used to keep unsubscribed over active regardless of time).
 drop table if exists pg_temp.signup_merge;
 -- A temporary table (dropped below), not ON COMMIT DROP: a tool that runs the file outside a
 -- transaction would lose it after the first statement.

@@ -1,4 +1,4 @@
--- Issue 22, item 4: a pending signup expires 30 days after its LAST confirmation e-mail, not its
+-- A pending signup expires 30 days after its LAST confirmation e-mail, not its
 -- first signup. A reader who signed up again on day 29 got a fresh 7-day link the day before;
 -- pruning the row on day 30 made that link answer "not found". confirmation_sent_at is when the
 -- last confirmation was claimed (signup_subscriber sets it in the same statement that decides the

@@ -1,4 +1,4 @@
--- Issue 22, items 1 and 3: limits per mailbox, and a suppression list that survives any number of
+-- Limits per mailbox, and a suppression list that survives any number of
 -- rotations of UNSUBSCRIBE_SECRET.
 --
 -- The server computes, for every address, the keyed hash of its MAILBOX (server/mailbox-key.ts:

@@ -1,4 +1,4 @@
--- Issue 22, item 7: what a server noticed about its own set-up that the operator should fix, kept
+-- What a server noticed about its own set-up that the operator should fix, kept
 -- where the report (a separate process, possibly on another machine) can read it. One row per kind
 -- of notice: `trust-proxy` is written when a request arrives through a proxy while TRUST_PROXY=0
 -- (every reader then shares the proxy's one signup limit), and removed when a server with

@@ -1,5 +1,5 @@
--- The report at 100,000 subscribers, two parts made cheaper (EXPLAIN ANALYZE, bench/RESULTS.md,
--- issue 23); its answer is unchanged.
+-- The report at 100,000 subscribers, two parts made cheaper (EXPLAIN ANALYZE, bench/RESULTS.md);
+-- its answer is unchanged.
 -- - The totals count the list by its stored status column (the generated column that is the state
 --   rule, and what subscriber_state_of reads first) instead of turning every row into jsonb for
 --   subscriber_state_of: 860 of the function's 1,684 ms, 45 ms from the column.

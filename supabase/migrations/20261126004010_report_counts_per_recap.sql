@@ -1,5 +1,5 @@
 -- The report at 100,000 subscribers and 800,000 ledger rows, four more parts made cheaper
--- (bench/RESULTS.md, issue 23), with the same answer. Timed one by one on the report bench's data:
+-- (bench/RESULTS.md), with the same answer. Timed one by one on the report bench's data:
 -- - The weekly states and signups came from a window over the whole state history sorted by
 --   subscriber (150-270 ms, and ~100 ms more to sum its rows up by week). Each history row now also
 --   names the state it left, so they come from one grouping of the history by week.

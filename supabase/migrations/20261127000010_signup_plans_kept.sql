@@ -1,4 +1,4 @@
--- Issue 23 (signup ≥ 0.6 × raw INSERT on PostgreSQL): the signup statement's plans are made once per
+-- Goal (signup ≥ 0.6 × raw INSERT on PostgreSQL): the signup statement's plans are made once per
 -- connection instead of once per call.
 --
 -- Measured on a private PostgreSQL 15 with signup_counted_many called as the signup route calls it

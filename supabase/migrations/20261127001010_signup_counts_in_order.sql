@@ -1,4 +1,4 @@
--- Issue 23 (signup ≥ 0.6 × raw INSERT): the signup statement answers in arrays, in the order the
+-- Goal (signup ≥ 0.6 × raw INSERT): the signup statement answers in arrays, in the order the
 -- server asked, instead of in objects keyed by count key and by address.
 --
 -- signup_rate_limit_hit_many and signup_counted_many answer {"<key>": {"points", "ms_left"}, …}

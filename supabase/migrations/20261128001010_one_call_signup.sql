@@ -1,4 +1,4 @@
--- Issue 41, item 2: a signup is one SQL call. The server used to gather signups into array
+-- A signup is one SQL call. The server used to gather signups into array
 -- statements (two batchers, their _list and _many functions); now each POST /api/subscribe calls
 -- signup_counted once: it counts the post against its network address and its mailbox and, when
 -- both are within their limits, decides the signup (signup_decide), all in one transaction. Every

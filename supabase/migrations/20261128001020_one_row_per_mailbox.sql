@@ -1,4 +1,4 @@
--- Issue 42, items 1 and 2: the mailbox is the subscriber. Every spelling of one mailbox
+-- The mailbox is the subscriber. Every spelling of one mailbox
 -- (server/mailbox-key.ts: lower case, +tag dropped, Gmail dots dropped, googlemail.com read as
 -- gmail.com) is one row, so a bounce, a complaint, an unsubscribe or a deletion holds for all of
 -- them, and the digest and every other e-mail go once per mailbox. Existing rows of one mailbox

@@ -1,4 +1,4 @@
--- Issue 43, item 1: a DIGEST_CRON tick that fell while no server ran is dealt with once, by the
+-- A DIGEST_CRON tick that fell while no server ran is dealt with once, by the
 -- first server back: run late (within DIGEST_CATCHUP_HOURS) or told as missed. Replicas starting
 -- together each try to claim the tick; the primary key lets exactly one of them win, and the row
 -- keeps a restart a minute later from running or telling it again.

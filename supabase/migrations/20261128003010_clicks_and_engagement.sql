@@ -1,4 +1,4 @@
--- Issue 44: what readers clicked, each week, without tracking anyone (docs/clicks.md).
+-- What readers clicked, each week, without tracking anyone (docs/clicks.md).
 --
 -- link_clicks: the site's own count of the e-mail's /go/ links, per recap and entry ('1'..'10' for
 -- the launches by rank, 'page' for the recap's page on the site). Only the count: no time, no

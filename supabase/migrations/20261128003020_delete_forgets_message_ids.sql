@@ -1,4 +1,4 @@
--- Issue 44: a deleted reader's message leaves no trace of them. A settled batch keeps, beside its
+-- A deleted reader's message leaves no trace of them. A settled batch keeps, beside its
 -- recipients, the provider's id of each message (provider_ids, parallel to subscriber_ids); a
 -- delete put 'deleted' in the recipient's place but kept the message id, with which the provider's
 -- own records (its API, its webhook events) still name the address; so did the message id of the

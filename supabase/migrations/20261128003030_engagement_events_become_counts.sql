@@ -1,4 +1,4 @@
--- Issue 44: email.delivered, email.opened and email.clicked are counted per recap
+-- The events email.delivered, email.opened and email.clicked are counted per recap
 -- (20261128003010_clicks_and_engagement.sql) and no longer stored one row per message with the
 -- subscriber's id. The rows the webhook stored before are turned into the same counts, attributed
 -- to their recap through the ledger as the report attributes bounces, and then deleted. An event

@@ -1,4 +1,4 @@
--- Issue 42, items 3 and 4: confirmation links carry the row's link version, and "Subscribe again"
+-- Confirmation links carry the row's link version, and "Subscribe again"
 -- by an owner who confirmed before always sends its confirmation.
 --
 -- link_version (20261124003010_subscriber_links.sql) goes up whenever the row's state changes: an

@@ -1,4 +1,4 @@
--- Issue 43, item 2: a 409 on a retry of an outbox message is settled as the digest settles it.
+-- A 409 on a retry of an outbox message is settled as the digest settles it.
 -- Resend answers 409 invalid_idempotent_request when an earlier request with the message's key
 -- (`outbox/<id>`) was accepted with other content: the message very likely went out, but the
 -- outbox cannot know. It was counted `sent` (a guess) and before that `failed` (wrong, and it gave

@@ -1,4 +1,4 @@
--- Issue 43, item 2: sent outbox rows and webhook events older than RETENTION_DAYS are pruned by the
+-- Sent outbox rows and webhook events older than RETENTION_DAYS are pruned by the
 -- Monday job (jobs/digest/prune-retained.ts, beside the prune of unconfirmed signups), and the
 -- report's figures do not change.
 --

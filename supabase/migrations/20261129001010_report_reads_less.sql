@@ -1,4 +1,4 @@
--- The report's data at 1,000,000 subscribers (issue 41: report data <= 1 s at 100,000 and at
+-- The report's data at 1,000,000 subscribers (report data <= 1 s at 100,000 and at
 -- 1,000,000). EXPLAIN ANALYZE on bench/report.ts's list showed two reads of whole tables taking
 -- almost all of the call: the state history grouped by week and move, and the list grouped by
 -- source and state. Both still read every row, with less work per row; the answer is unchanged.

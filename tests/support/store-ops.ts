@@ -1,4 +1,4 @@
-// Store operations only tests need: the shipped Store leaves them out (issue 24). They go through
+// Store operations only tests need: the shipped Store leaves them out. They go through
 // the same named SQL functions as the store itself, so they behave alike on every backend.
 import { storeFunctions } from '../../server/store/operations.ts';
 import { listSubscribers } from '../../server/store/subscribers.ts';

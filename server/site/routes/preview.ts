@@ -86,7 +86,7 @@ export function previewRouter(options: PreviewOptions): Router {
     if (!opened) return;
     // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
     // copy sent to nobody: it leads to the real page and unsubscribes no one.
-    // Loaded here, not at start: the e-mail renderer is ~0.4 MB of JavaScript only previews need.
+    // Loaded here, not at start: the e-mail renderer is a large body of JavaScript only previews need.
     const { prepareDigest } = await import('../../../emails/render-digest.ts');
     const prepared = await prepareDigest(opened.week, siteUrl);
     const copy = prepared.personalize(unsubscribeUrlFor(siteUrl, createUnsubscribeToken('preview', secret)));
