@@ -248,12 +248,15 @@ export async function keptSpellings(system: LifeSystem, row: RowState): Promise<
   return [row.email, ...merged.rows.map((r) => r.email).filter((email): email is string => email !== null)];
 }
 
-/** What is left in the database of a mailbox after its deletion: rows or merged spellings with its key. */
-export async function leftOfMailbox(system: LifeSystem, key: string): Promise<number> {
+/**
+ * What is left in the database of a mailbox after its deletion: rows with its key, or merged
+ * spellings of any row it ever had (through the indexes, so a check costs the same late in a run).
+ */
+export async function leftOfMailbox(system: LifeSystem, key: string, rowIds: readonly string[]): Promise<number> {
   const result = await system.sql.query<{ n: number }>(
     `select ((select count(*) from public.email_signups where mailbox = $1)
-           + (select count(*) from public.email_signups_merged where public.mailbox_key(original ->> 'email') = $1))::int as n`,
-    [key],
+           + (select count(*) from public.email_signups_merged where merged_into = any($2::text[]) or id = any($2::text[])))::int as n`,
+    [key, rowIds],
   );
   return result.rows[0]!.n;
 }
