@@ -46,8 +46,10 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
     });
 
     it('stopped after its first batch, is finished by another replica once its claim has passed: one copy each, "Resumed (try 1)"', async () => {
-      const first = startReplica(store, fake, new Date(TICK.getTime() - MINUTE));
-      const second = startReplica(store, fake, new Date(TICK.getTime() - MINUTE));
+      // Without the start-up catch-up: on this fresh list the week before counts as missed, and
+      // which replica records and tells that is a race, beside the point here.
+      const first = startReplica(store, fake, new Date(TICK.getTime() - MINUTE), { catchUpHours: 0 });
+      const second = startReplica(store, fake, new Date(TICK.getTime() - MINUTE), { catchUpHours: 0 });
       replicas.push(first, second);
       await Promise.all([first.scheduler.idle(), second.scheduler.idle()]);
       let stopping: Promise<void> | null = null;
