@@ -41,6 +41,25 @@ const duration = (unit: 'seconds' | 'hours' | 'days', min: number, max: number, 
   return (options.int ? number.int(range) : number).min(min, range).max(max, range).default(fallback);
 };
 
+const milestonesMessage = 'must be whole numbers of referrals from 1 to 10,000, comma-separated, each larger than the one before, e.g. 3,10,25';
+
+/**
+ * Counts of a reader's referrals at which they get one thanks e-mail each. Strictly rising, so a
+ * typo such as 10,3 is refused at start-up rather than read as a second thanks that never comes.
+ */
+const referralMilestones = optionalText
+  .transform((value, context) => {
+    if (value === undefined) return [];
+    const parts = value.split(',').map((part) => part.trim());
+    const counts = parts.map((part) => (/^[0-9]{1,5}$/.test(part) ? Number(part) : Number.NaN));
+    const valid = counts.every((count, index) => Number.isInteger(count) && count >= 1 && count <= 10_000 && (index === 0 || count > counts[index - 1]!));
+    if (!valid) {
+      context.addIssue({ code: 'custom', message: milestonesMessage });
+      return z.NEVER;
+    }
+    return counts;
+  });
+
 const envSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'production', 'test'], { message: 'must be development, production or test, e.g. production' })
@@ -113,6 +132,7 @@ const envSchema = z.object({
   // Long enough that guessing it is hopeless; compared in constant time (server/metrics/routes/metrics.ts).
   METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 random characters, e.g. the output of `openssl rand -hex 32`'),
   NOTICE_WEBHOOK_URL: urlWith(['https:', 'http:'], 'https://hooks.slack.com/services/T000/B000/XXXX'),
+  REFERRAL_MILESTONES: referralMilestones,
   // Renewed every third of it: shorter than a few seconds would turn a slow database answer into a takeover.
   DIGEST_LEASE_SECONDS: duration('seconds', 3, 3600, 60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be a log level, e.g. info' }).default('info'),
@@ -177,6 +197,8 @@ export interface Config {
   metricsToken?: string;
   /** NOTICE_WEBHOOK_URL: every operator notice is also posted here as {"text": …}. */
   noticeWebhookUrl?: string;
+  /** REFERRAL_MILESTONES: rising referral counts that each earn the referrer one thanks e-mail (none when empty). */
+  referralMilestones: number[];
   trustProxy: number;
   /** Signup posts allowed per client network address per minute (shared by replicas; never unsubscribes). */
   rateLimitPerMinute: number;
@@ -298,6 +320,7 @@ export async function parseConfig(
     operatorEmail: env.OPERATOR_EMAIL,
     metricsToken: env.METRICS_TOKEN,
     noticeWebhookUrl: env.NOTICE_WEBHOOK_URL,
+    referralMilestones: env.REFERRAL_MILESTONES,
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     signupConfirmation: env.SIGNUP_CONFIRMATION,

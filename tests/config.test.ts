@@ -75,6 +75,14 @@ describe('one line per bad value: variable, what it must be, an example', () => 
     ['TRUST_PROXY', '11', /^TRUST_PROXY: must be the number of proxies/],
     ['RATE_LIMIT_PER_MINUTE', '0', /^RATE_LIMIT_PER_MINUTE: must be at least 1, e\.g\. 10$/],
     ['RATE_LIMIT_PER_MINUTE', 'lots', /^RATE_LIMIT_PER_MINUTE: must be a whole number of requests, e\.g\. 10$/],
+    // Rising whole counts only: 10,3 would promise a second thanks that could never come.
+    ['REFERRAL_MILESTONES', '10,3', /^REFERRAL_MILESTONES: must be whole numbers of referrals from 1 to 10,000, comma-separated, each larger than the one before, e\.g\. 3,10,25$/],
+    ['REFERRAL_MILESTONES', '3,3', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
+    ['REFERRAL_MILESTONES', '0,5', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
+    ['REFERRAL_MILESTONES', '2.5', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
+    ['REFERRAL_MILESTONES', '3,,10', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
+    ['REFERRAL_MILESTONES', 'three', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
+    ['REFERRAL_MILESTONES', '10001', /^REFERRAL_MILESTONES: must be whole numbers of referrals/],
     ['LOG_LEVEL', 'verbose', /^LOG_LEVEL: must be a log level, e\.g\. info$/],
   ];
 
@@ -184,6 +192,13 @@ describe('development defaults', () => {
   it('DIGEST_CRON=off turns the in-process schedule off; TRUST_PROXY and the limit are numbers', async () => {
     const config = await parse({ DIGEST_CRON: 'off', TRUST_PROXY: '2', RATE_LIMIT_PER_MINUTE: '30', PORT: '0' });
     expect(config).toMatchObject({ digest: { cron: 'off' }, trustProxy: 2, rateLimitPerMinute: 30, port: 0 });
+  });
+
+  it('REFERRAL_MILESTONES is a rising list of counts, spaces allowed; unset or empty is no milestones', async () => {
+    expect((await parse({ REFERRAL_MILESTONES: ' 3, 10 ,25 ' })).referralMilestones).toEqual([3, 10, 25]);
+    expect((await parse({ REFERRAL_MILESTONES: '1' })).referralMilestones).toEqual([1]);
+    expect((await parse({ REFERRAL_MILESTONES: '' })).referralMilestones).toEqual([]);
+    expect((await parse({})).referralMilestones).toEqual([]);
   });
 });
 

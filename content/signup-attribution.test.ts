@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { attributionFromQuery, attributionQuery, MAX_ATTRIBUTION_LENGTH, normalizeAttributionValue } from './signup-attribution.ts';
+
+describe('normalizeAttributionValue', () => {
+  it('keeps a short token, lower-cased and trimmed', () => {
+    expect(normalizeAttributionValue(' Newsletter-X ')).toBe('newsletter-x');
+    expect(normalizeAttributionValue('launch_2026.q1')).toBe('launch_2026.q1');
+    expect(normalizeAttributionValue('a'.repeat(MAX_ATTRIBUTION_LENGTH))).toBe('a'.repeat(MAX_ATTRIBUTION_LENGTH));
+  });
+
+  it('drops rather than repairs anything else: markup, spaces, non-ASCII, oversized, empty, non-strings', () => {
+    for (const raw of ['<script>alert(1)</script>', 'two words', 'newsletter x', 'café', 'a'.repeat(MAX_ATTRIBUTION_LENGTH + 1), '', '   ', 'a&b=c', 'x"y', undefined, 42, ['x']]) {
+      expect(normalizeAttributionValue(raw)).toBeUndefined();
+    }
+  });
+});
+
+describe('attributionFromQuery', () => {
+  it('reads the four parameters from the browser and from Express alike, ignoring every other one', () => {
+    const search = new URLSearchParams('?utm_source=Newsletter-X&utm_medium=email&utm_campaign=july&ref=abc123&q=hello&utm_term=x');
+    const expected = { utm_source: 'newsletter-x', utm_medium: 'email', utm_campaign: 'july', ref: 'abc123' };
+    expect(attributionFromQuery(search)).toEqual(expected);
+    expect(attributionFromQuery({ utm_source: 'Newsletter-X', utm_medium: 'email', utm_campaign: 'july', ref: 'abc123', q: 'hello' })).toEqual(expected);
+  });
+
+  it('takes the first of a repeated parameter, as URLSearchParams.get does, and drops bad values one by one', () => {
+    expect(attributionFromQuery({ utm_source: ['first', 'second'], utm_medium: 'x'.repeat(200), ref: { nested: 'object' } })).toEqual({ utm_source: 'first' });
+    expect(attributionFromQuery(new URLSearchParams('utm_source=first&utm_source=second&utm_campaign=%3Cb%3E'))).toEqual({ utm_source: 'first' });
+  });
+});
+
+describe('attributionQuery', () => {
+  it('is empty without attribution, so a plain visit renders the same links as before', () => {
+    expect(attributionQuery({})).toBe('');
+  });
+
+  it('writes the parameters in one fixed order, and round-trips through attributionFromQuery', () => {
+    const attribution = { utm_campaign: 'july', ref: 'abc123', utm_source: 'newsletter-x' };
+    const query = attributionQuery(attribution);
+    expect(query).toBe('?ref=abc123&utm_source=newsletter-x&utm_campaign=july');
+    expect(attributionFromQuery(new URLSearchParams(query))).toEqual(attribution);
+  });
+
+  it('never writes a value that is not a token, even when handed one directly', () => {
+    expect(attributionQuery({ utm_source: 'a b<c>', utm_medium: 'Email' })).toBe('?utm_medium=email');
+  });
+});
