@@ -1,6 +1,8 @@
 // What each route puts in the document head. Routes carry a `handle.head` function; the server
 // reads it to write <title>, description and canonical link, and the browser reads it to update
 // the title after client-side navigation.
+import { ATTRIBUTION_PARAMETERS } from '../content/signup-attribution.ts';
+
 export interface PageHead {
   title: string;
   description: string;
@@ -49,6 +51,7 @@ export function headOf(matches: readonly { handle: unknown; data: unknown }[]): 
 
 /**
  * The query parameters that change what a page shows, so a page with one is rendered per request
- * rather than served from the page cache: the no-JavaScript signup outcome, the archive's search.
+ * rather than served from the page cache: the no-JavaScript signup outcome, the archive's search,
+ * and a visit's origin, which the page's links and forms carry on (client/origin.tsx).
  */
-export const DYNAMIC_QUERY = ['signup', 'q'] as const;
+export const DYNAMIC_QUERY = ['signup', 'q', ...ATTRIBUTION_PARAMETERS] as const;

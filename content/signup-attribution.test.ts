@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attributionFromQuery, attributionQuery, MAX_ATTRIBUTION_LENGTH, normalizeAttributionValue } from './signup-attribution.ts';
+import { attributionFromQuery, attributionQuery, carriedAttribution, landingPath, landingToken, MAX_ATTRIBUTION_LENGTH, normalizeAttributionValue } from './signup-attribution.ts';
 
 describe('normalizeAttributionValue', () => {
   it('keeps a short token, lower-cased and trimmed', () => {
@@ -16,7 +16,7 @@ describe('normalizeAttributionValue', () => {
 });
 
 describe('attributionFromQuery', () => {
-  it('reads the four parameters from the browser and from Express alike, ignoring every other one', () => {
+  it('reads the origin parameters from the browser and from Express alike, ignoring every other one', () => {
     const search = new URLSearchParams('?utm_source=Newsletter-X&utm_medium=email&utm_campaign=july&ref=abc123&q=hello&utm_term=x');
     const expected = { utm_source: 'newsletter-x', utm_medium: 'email', utm_campaign: 'july', ref: 'abc123' };
     expect(attributionFromQuery(search)).toEqual(expected);
@@ -43,5 +43,21 @@ describe('attributionQuery', () => {
 
   it('never writes a value that is not a token, even when handed one directly', () => {
     expect(attributionQuery({ utm_source: 'a b<c>', utm_medium: 'Email' })).toBe('?utm_medium=email');
+  });
+});
+
+describe('carriedAttribution', () => {
+  it('adds the page a visit with an origin landed on, and keeps a landing page carried from earlier', () => {
+    expect(carriedAttribution(new URLSearchParams('utm_source=newsletter-x'), '/weekly-recap-july-14')).toEqual({ utm_source: 'newsletter-x', landing: 'weekly-recap-july-14' });
+    expect(carriedAttribution(new URLSearchParams('share=0123456789abcdef'), '/')).toEqual({ share: '0123456789abcdef', landing: 'home' });
+    expect(carriedAttribution(new URLSearchParams('utm_source=x&landing=about'), '/archive')).toEqual({ utm_source: 'x', landing: 'about' });
+  });
+
+  it('carries nothing for a visit without an origin', () => {
+    expect(carriedAttribution(new URLSearchParams('q=agents'), '/archive')).toEqual({});
+  });
+
+  it('names pages by tokens that map back to their paths', () => {
+    for (const path of ['/', '/archive', '/about', '/weekly-recap-july-14']) expect(landingPath(landingToken(path)!)).toBe(path);
   });
 });

@@ -26,6 +26,7 @@ import { createMailer, type Mailer } from './mail/index.ts';
 import { confirmRouter } from './subscribers/routes/confirm.ts';
 import { subscriptionRouter } from './subscribers/routes/subscription.ts';
 import { subscriptionLinkRouter } from './subscribers/routes/subscription-link.ts';
+import { shareLinkRouter } from './subscribers/routes/share-link.ts';
 import { storedMailboxKey, subscriberKeys } from './subscribers/subscriber-keys.ts';
 import { subscriberMail } from './mail/subscriber-mail.ts';
 import { isPublic } from '../content/publication.ts';
@@ -40,7 +41,7 @@ export type AppConfig = Pick<
   Config,
   'env' | 'siteUrl' | 'trustProxy' | 'rateLimitPerMinute' | 'unsubscribeSecret' | 'unsubscribeSecretPrevious' | 'resendWebhookSecret'
 > &
-  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail' | 'metricsToken' | 'noticeWebhookUrl'>> & {
+  Partial<Pick<Config, 'mailer' | 'signupConfirmation' | 'welcomeEmail' | 'outbox' | 'operatorEmail' | 'metricsToken' | 'noticeWebhookUrl' | 'referralMilestones'>> & {
     /** Not an environment setting: 3. Load tests that repeat addresses on purpose raise it. */
     signupsPerAddressPerDay?: number;
   };
@@ -216,6 +217,7 @@ export function createApp(deps: AppDeps) {
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;
   app.use(subscriptionRouter(subscription));
   app.use(subscriptionLinkRouter(subscription));
+  app.use(shareLinkRouter({ store, logger }));
   // POST /unsubscribe has no limit per network address: RFC 8058 one-click posts come from a
   // mailbox provider's few servers for all of its users, and the token is an HMAC, so there is
   // nothing to guess. A bad token is refused by that check in memory, before any database call.
@@ -254,7 +256,7 @@ export function createApp(deps: AppDeps) {
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
   // The caller stops the outbox before it closes the store (bin/serve.ts, tests/support/server.ts);
   // the notice webhook's worker stops with it.
-  return Object.assign(app, { outbox: withNoticeWebhook(deps, outbox) });
+  return Object.assign(app, { outbox: withNoticeWebhook(deps, outbox), referralMilestones: writeReferralMilestones(deps) });
 }
 
 /**
@@ -325,4 +327,17 @@ export function answerClientErrors(server: Server): void {
     const text = tooLarge ? 'The request address or headers are too long.' : 'The request could not be understood.';
     socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
   });
+}
+
+/**
+ * REFERRAL_MILESTONES into the database, where the credit of a referral (a trigger) reads them.
+ * Written at every start, so the running configuration is the one in force; a store that cannot
+ * take it now is logged, and the milestones in force stay as the last start left them.
+ */
+async function writeReferralMilestones({ config, store, logger }: AppDeps): Promise<void> {
+  try {
+    await store.setReferralMilestones(config.referralMilestones ?? []);
+  } catch (error) {
+    logger.error({ err: error }, 'REFERRAL_MILESTONES could not be written to the store');
+  }
 }

@@ -405,7 +405,7 @@ CREATE FUNCTION public.digest_recipients(p_subscriber_ids jsonb) RETURNS jsonb
     SET search_path TO ''
     AS $$
   select coalesce(jsonb_agg(jsonb_build_object(
-           'id', s.id::text, 'email', s.email,
+           'id', s.id::text, 'email', s.email, 'share_code', s.share_code,
            'active', exists (select 1 from public.digest_active_subscribers a where a.id = s.id::text))), '[]'::jsonb)
   from public.email_signups s
   where s.id::text in (select jsonb_array_elements_text(p_subscriber_ids));
@@ -618,6 +618,22 @@ begin
      or new.unsubscribe_reason is distinct from old.unsubscribe_reason
      or new.pending_since is distinct from old.pending_since then
     new.link_version := old.link_version + 1;
+  end if;
+  return new;
+end
+$$;
+
+--
+-- Name: email_signups_first_active(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.email_signups_first_active() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if new.first_active_at is null and new.unsubscribed_at is null and new.pending_since is null then
+    new.first_active_at := now();
   end if;
   return new;
 end
@@ -900,6 +916,17 @@ CREATE FUNCTION public.metrics_snapshot() RETURNS jsonb
     ),
     'clicks', (select coalesce(sum(c.clicks), 0) from public.link_clicks c)
   );
+$$;
+
+--
+-- Name: new_share_code(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.new_share_code() RETURNS text
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  select left(encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), 16);
 $$;
 
 --
@@ -1448,6 +1475,52 @@ end;
 $$;
 
 --
+-- Name: referral_credit(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.referral_credit() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+  v_thanked integer;
+  v_status text;
+  v_count integer;
+  v_milestone integer;
+begin
+  select e.referral_thanked, e.status into v_thanked, v_status
+    from public.email_signups e where e.id = new.referred_by for update;
+  if not found then
+    return null;
+  end if;
+  select count(*) into v_count
+    from public.email_signups r where r.referred_by = new.referred_by and r.first_active_at is not null;
+  select max(m) into v_milestone
+    from public.referral_settings s, unnest(s.milestones) m
+    where m <= v_count and m > v_thanked;
+  if v_milestone is null then
+    return null;
+  end if;
+  update public.email_signups e set referral_thanked = v_milestone where e.id = new.referred_by;
+  if v_status = 'active' then
+    perform public.outbox_enqueue('referral_thanks', new.referred_by::text, jsonb_build_object('milestone', v_milestone, 'count', v_count));
+  end if;
+  return null;
+end
+$$;
+
+--
+-- Name: referral_set_milestones(integer[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.referral_set_milestones(p_milestones integer[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  update public.referral_settings set milestones = coalesce(p_milestones, '{}') where singleton;
+$$;
+
+--
 -- Name: release_confirmation(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1479,6 +1552,19 @@ CREATE FUNCTION public.release_digest_lock(p_recap_date date, p_holder text) RET
 $$;
 
 --
+-- Name: replace_share_code(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.replace_share_code(p_id text) RETURNS text
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  update public.email_signups e set share_code = public.new_share_code()
+    where e.id::text = public.subscriber_current_id(p_id)
+    returning e.share_code;
+$$;
+
+--
 -- Name: report_engagement(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1497,6 +1583,50 @@ CREATE FUNCTION public.report_engagement() RETURNS jsonb
                                 order by e.recap_date, e.event_type), '[]'::jsonb)
       from public.email_engagement e
     )
+  );
+$$;
+
+--
+-- Name: report_growth(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.report_growth(p_weeks integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  with bounds as (
+    select date_trunc('week', now()) - (greatest(p_weeks, 1) - 1) * interval '1 week' as first_week
+  ),
+  grown as materialized (
+    select to_char(date_trunc('week', e.first_active_at), 'YYYY-MM-DD') as week,
+           case
+             when e.via_share then 'share link'
+             else coalesce(e.origin_utm_source, e.origin_ref, case when e.source = 'import' then 'import' end, 'direct')
+           end as source,
+           coalesce(e.origin_page, case when e.source like '/%' then e.source end) as page
+    from public.email_signups e, bounds b
+    where e.first_active_at >= b.first_week
+  ),
+  by_week as (
+    select week, source, page, count(*)::int as n from grown group by 1, 2, 3
+  ),
+  pages as (
+    select page, count(*)::int as n from grown where page like '/weekly-recap-%' group by 1 order by 2 desc, 1 limit 10
+  ),
+  referrers as (
+    select r.referred_by, count(*)::int as n
+    from public.email_signups r
+    where r.referred_by is not null and r.first_active_at is not null
+    group by 1 order by 2 desc, 1 limit 10
+  )
+  select jsonb_build_object(
+    'weeks', (select coalesce(jsonb_agg(jsonb_build_object('week', week, 'source', source, 'page', page, 'readers', n) order by week, n desc, source, page), '[]'::jsonb) from by_week),
+    'pages', (select coalesce(jsonb_agg(jsonb_build_object('page', page, 'readers', n) order by n desc, page), '[]'::jsonb) from pages),
+    'readers', (select count(*)::int from grown),
+    'referred', (select count(*)::int from grown where source = 'share link'),
+    'topReferrers', (
+      select coalesce(jsonb_agg(jsonb_build_object('email', e.email, 'referrals', r.n) order by r.n desc, e.email), '[]'::jsonb)
+      from referrers r join public.email_signups e on e.id = r.referred_by)
   );
 $$;
 
@@ -1775,10 +1905,21 @@ CREATE FUNCTION public.server_notices() RETURNS jsonb
 $$;
 
 --
--- Name: signup_counted(text, integer, integer, text, integer, integer, text, text, text, text, text[], boolean); Type: FUNCTION; Schema: public; Owner: -
+-- Name: share_code_known(text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) RETURNS jsonb
+CREATE FUNCTION public.share_code_known(p_code text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  select exists (select 1 from public.email_signups e where e.share_code = p_code);
+$$;
+
+--
+-- Name: signup_counted(text, integer, integer, text, integer, integer, text, text, text, text, text[], boolean, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_origin jsonb DEFAULT NULL::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -1797,16 +1938,16 @@ begin
   return jsonb_build_object(
     'network', v_network,
     'mailbox', v_mailbox,
-    'decision', public.signup_decide(p_email, p_source, p_mode, p_network_hash, p_address_hashes, p_welcome)::jsonb
+    'decision', public.signup_decide(p_email, p_source, p_mode, p_network_hash, p_address_hashes, p_welcome, false, p_origin)::jsonb
   );
 end
 $$;
 
 --
--- Name: signup_decide(text, text, text, text, text[], boolean, boolean); Type: FUNCTION; Schema: public; Owner: -
+-- Name: signup_decide(text, text, text, text, text[], boolean, boolean, jsonb); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean DEFAULT false) RETURNS json
+CREATE FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean DEFAULT false, p_origin jsonb DEFAULT NULL::jsonb) RETURNS json
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -1819,6 +1960,7 @@ declare
   v_due boolean;
   v_inserted boolean;
   v_stranger_bounce boolean;
+  v_referrer uuid;
 begin
   if p_mode not in ('single', 'double') then
     raise exception 'signup mode must be single or double, not %', p_mode using errcode = '22023';
@@ -1833,13 +1975,23 @@ begin
       on conflict (address_hash) do update set reason = excluded.reason where s.reason <> 'complained';
     delete from public.subscriber_suppressions s where s.address_hash = any(p_address_hashes[2:]) and s.address_hash <> v_mailbox;
   end if;
+  -- A reader's share link: it credits its owner only through a row it creates (below), so never
+  -- the owner's own mailbox and never a mailbox already on the list.
+  if p_origin ->> 'share' is not null then
+    select r.id into v_referrer from public.email_signups r where r.share_code = p_origin ->> 'share';
+  end if;
   loop
-    insert into public.email_signups as e (email, source, signup_ip_hash, pending_since, unsubscribed_at, unsubscribe_reason)
+    insert into public.email_signups as e (
+      email, source, signup_ip_hash, pending_since, unsubscribed_at, unsubscribe_reason,
+      origin_page, origin_ref, origin_utm_source, origin_utm_medium, origin_utm_campaign, referred_by, via_share
+    )
     values (
       p_email, p_source, p_network_hash,
       case when p_mode = 'double' and v_suppressed is null then now() end,
       case when v_suppressed is not null then now() end,
-      v_suppressed
+      v_suppressed,
+      p_origin ->> 'page', p_origin ->> 'ref', p_origin ->> 'utm_source', p_origin ->> 'utm_medium', p_origin ->> 'utm_campaign',
+      v_referrer, v_referrer is not null
     )
     on conflict (mailbox) do nothing
     returning e.id::text, e.status into v_id, v_status;
@@ -2005,6 +2157,13 @@ CREATE FUNCTION public.subscriber_details(p_id text) RETURNS jsonb
     'signup_ip_hash', e.signup_ip_hash,
     'confirm_ip_hash', e.confirm_ip_hash,
     'welcomed_at', e.welcomed_at,
+    'origin', jsonb_strip_nulls(jsonb_build_object(
+      'page', e.origin_page, 'ref', e.origin_ref,
+      'utm_source', e.origin_utm_source, 'utm_medium', e.origin_utm_medium, 'utm_campaign', e.origin_utm_campaign)),
+    'via_share', e.via_share,
+    'share_code', e.share_code,
+    'referrals', (select count(*) from public.email_signups r where r.referred_by = e.id and r.first_active_at is not null),
+    'first_active_at', e.first_active_at,
     'deliveries', (
       select coalesce(jsonb_agg(jsonb_build_object('recap_date', to_char(d.recap_date, 'YYYY-MM-DD'), 'sent_at', d.sent_at) order by d.recap_date), '[]'::jsonb)
       from public.digest_deliveries d where d.subscriber_id = e.id::text),
@@ -2053,6 +2212,19 @@ CASE
 END) STORED,
     link_version integer DEFAULT 1 NOT NULL,
     mailbox text GENERATED ALWAYS AS (public.mailbox_key(email)) STORED,
+    origin_page text,
+    origin_ref text,
+    origin_utm_source text,
+    origin_utm_medium text,
+    origin_utm_campaign text,
+    share_code text DEFAULT public.new_share_code() NOT NULL,
+    referred_by uuid,
+    via_share boolean DEFAULT false NOT NULL,
+    first_active_at timestamp with time zone,
+    referral_thanked integer DEFAULT 0 NOT NULL,
+    CONSTRAINT email_signups_origin_page_check CHECK ((origin_page ~ '^/[a-z0-9._-]{0,120}$'::text)),
+    CONSTRAINT email_signups_origin_tokens_check CHECK ((((origin_ref IS NULL) OR (origin_ref ~ '^[a-z0-9._-]{1,40}$'::text)) AND ((origin_utm_source IS NULL) OR (origin_utm_source ~ '^[a-z0-9._-]{1,40}$'::text)) AND ((origin_utm_medium IS NULL) OR (origin_utm_medium ~ '^[a-z0-9._-]{1,40}$'::text)) AND ((origin_utm_campaign IS NULL) OR (origin_utm_campaign ~ '^[a-z0-9._-]{1,40}$'::text)))),
+    CONSTRAINT email_signups_share_code_check CHECK ((share_code ~ '^[a-z0-9]{16}$'::text)),
     CONSTRAINT email_signups_unsubscribe_reason_check CHECK (((unsubscribe_reason IS NULL) OR (unsubscribe_reason = ANY (ARRAY['unsubscribed'::text, 'bounced'::text, 'complained'::text]))))
 );
 
@@ -2434,7 +2606,7 @@ CREATE TABLE public.mail_outbox (
     key_since timestamp with time zone,
     uncertain boolean DEFAULT false NOT NULL,
     claim_token uuid,
-    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['confirm'::text, 'welcome'::text, 'operator'::text, 'link'::text]))),
+    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['confirm'::text, 'welcome'::text, 'operator'::text, 'link'::text, 'referral_thanks'::text]))),
     CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'retrying'::text, 'sent'::text, 'failed'::text, 'cancelled'::text, 'unknown'::text])))
 );
 
@@ -2502,6 +2674,16 @@ ALTER TABLE public.notice_webhooks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: referral_settings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.referral_settings (
+    singleton boolean DEFAULT true NOT NULL,
+    milestones integer[] DEFAULT '{}'::integer[] NOT NULL,
+    CONSTRAINT referral_settings_singleton_check CHECK (singleton)
 );
 
 --
@@ -2747,6 +2929,13 @@ ALTER TABLE ONLY public.notice_webhooks
     ADD CONSTRAINT notice_webhooks_pkey PRIMARY KEY (id);
 
 --
+-- Name: referral_settings referral_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.referral_settings
+    ADD CONSTRAINT referral_settings_pkey PRIMARY KEY (singleton);
+
+--
 -- Name: server_notices server_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2836,6 +3025,12 @@ CREATE INDEX email_events_subscriber_idx ON public.email_events USING btree (sub
 CREATE UNIQUE INDEX email_signups_email_key ON public.email_signups USING btree (email);
 
 --
+-- Name: email_signups_first_active_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_signups_first_active_at_idx ON public.email_signups USING btree (first_active_at) WHERE (first_active_at IS NOT NULL);
+
+--
 -- Name: email_signups_id_text_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2858,6 +3053,18 @@ CREATE INDEX email_signups_merged_into_idx ON public.email_signups_merged USING 
 --
 
 CREATE INDEX email_signups_pending_since_idx ON public.email_signups USING btree (pending_since) WHERE (pending_since IS NOT NULL);
+
+--
+-- Name: email_signups_referred_by_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX email_signups_referred_by_idx ON public.email_signups USING btree (referred_by) WHERE (referred_by IS NOT NULL);
+
+--
+-- Name: email_signups_share_code_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX email_signups_share_code_idx ON public.email_signups USING btree (share_code);
 
 --
 -- Name: email_signups_source_status_idx; Type: INDEX; Schema: public; Owner: -
@@ -2944,6 +3151,12 @@ CREATE TRIGGER digest_deliveries_count_truncate AFTER TRUNCATE ON public.digest_
 CREATE TRIGGER email_signups_bump_link_version BEFORE UPDATE OF unsubscribed_at, unsubscribe_reason, pending_since ON public.email_signups FOR EACH ROW EXECUTE FUNCTION public.email_signups_bump_link_version();
 
 --
+-- Name: email_signups email_signups_first_active; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER email_signups_first_active BEFORE INSERT OR UPDATE OF unsubscribed_at, pending_since ON public.email_signups FOR EACH ROW EXECUTE FUNCTION public.email_signups_first_active();
+
+--
 -- Name: email_signups email_signups_forget_deleted; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2972,6 +3185,18 @@ CREATE TRIGGER email_signups_outbox_insert AFTER INSERT ON public.email_signups 
 --
 
 CREATE TRIGGER email_signups_outbox_update AFTER UPDATE OF confirmation_sent_at, welcomed_at ON public.email_signups FOR EACH ROW WHEN ((((new.confirmation_sent_at IS NOT NULL) AND (new.confirmation_sent_at IS DISTINCT FROM old.confirmation_sent_at)) OR ((new.welcomed_at IS NOT NULL) AND (old.welcomed_at IS NULL)))) EXECUTE FUNCTION public.outbox_from_signup();
+
+--
+-- Name: email_signups email_signups_referral_credit_insert; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER email_signups_referral_credit_insert AFTER INSERT ON public.email_signups FOR EACH ROW WHEN (((new.referred_by IS NOT NULL) AND (new.first_active_at IS NOT NULL))) EXECUTE FUNCTION public.referral_credit();
+
+--
+-- Name: email_signups email_signups_referral_credit_update; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER email_signups_referral_credit_update AFTER UPDATE ON public.email_signups FOR EACH ROW WHEN (((new.referred_by IS NOT NULL) AND (old.first_active_at IS NULL) AND (new.first_active_at IS NOT NULL))) EXECUTE FUNCTION public.referral_credit();
 
 --
 -- Name: email_signups email_signups_state_insert; Type: TRIGGER; Schema: public; Owner: -
@@ -3011,6 +3236,13 @@ ALTER TABLE ONLY public.digest_batches
 
 ALTER TABLE ONLY public.digest_ticks
     ADD CONSTRAINT digest_ticks_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.digest_runs(id) ON DELETE SET NULL;
+
+--
+-- Name: email_signups email_signups_referred_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.email_signups
+    ADD CONSTRAINT email_signups_referred_by_fkey FOREIGN KEY (referred_by) REFERENCES public.email_signups(id) ON DELETE SET NULL;
 
 --
 -- Name: app_keys; Type: ROW SECURITY; Schema: public; Owner: -
@@ -3143,6 +3375,12 @@ ALTER TABLE public.mailbox_confirmations ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE public.notice_webhooks ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: referral_settings; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.referral_settings ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: server_notices; Type: ROW SECURITY; Schema: public; Owner: -
@@ -3411,6 +3649,13 @@ GRANT ALL ON FUNCTION public.email_signups_bump_link_version() TO authenticated;
 GRANT ALL ON FUNCTION public.email_signups_bump_link_version() TO service_role;
 
 --
+-- Name: FUNCTION email_signups_first_active(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.email_signups_first_active() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.email_signups_first_active() TO service_role;
+
+--
 -- Name: FUNCTION email_signups_normalise_email(); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3477,6 +3722,13 @@ GRANT ALL ON FUNCTION public.mark_subscriber_left(p_id text, p_reason text) TO s
 
 REVOKE ALL ON FUNCTION public.metrics_snapshot() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.metrics_snapshot() TO service_role;
+
+--
+-- Name: FUNCTION new_share_code(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.new_share_code() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.new_share_code() TO service_role;
 
 --
 -- Name: FUNCTION notice_webhook_claim(p_limit integer, p_lease_seconds integer, p_max_age_seconds integer); Type: ACL; Schema: public; Owner: -
@@ -3621,6 +3873,20 @@ GRANT ALL ON FUNCTION public.record_subscriber_states() TO authenticated;
 GRANT ALL ON FUNCTION public.record_subscriber_states() TO service_role;
 
 --
+-- Name: FUNCTION referral_credit(); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.referral_credit() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.referral_credit() TO service_role;
+
+--
+-- Name: FUNCTION referral_set_milestones(p_milestones integer[]); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.referral_set_milestones(p_milestones integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.referral_set_milestones(p_milestones integer[]) TO service_role;
+
+--
 -- Name: FUNCTION release_confirmation(p_id text, p_mailbox_hash text); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3635,11 +3901,25 @@ REVOKE ALL ON FUNCTION public.release_digest_lock(p_recap_date date, p_holder te
 GRANT ALL ON FUNCTION public.release_digest_lock(p_recap_date date, p_holder text) TO service_role;
 
 --
+-- Name: FUNCTION replace_share_code(p_id text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.replace_share_code(p_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.replace_share_code(p_id text) TO service_role;
+
+--
 -- Name: FUNCTION report_engagement(); Type: ACL; Schema: public; Owner: -
 --
 
 REVOKE ALL ON FUNCTION public.report_engagement() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.report_engagement() TO service_role;
+
+--
+-- Name: FUNCTION report_growth(p_weeks integer); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.report_growth(p_weeks integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.report_growth(p_weeks integer) TO service_role;
 
 --
 -- Name: FUNCTION report_snapshot(p_weeks integer); Type: ACL; Schema: public; Owner: -
@@ -3691,18 +3971,25 @@ REVOKE ALL ON FUNCTION public.server_notices() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.server_notices() TO service_role;
 
 --
--- Name: FUNCTION signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION share_code_known(p_code text); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean) TO service_role;
+REVOKE ALL ON FUNCTION public.share_code_known(p_code text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.share_code_known(p_code text) TO service_role;
 
 --
--- Name: FUNCTION signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_origin jsonb); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean) TO service_role;
+REVOKE ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_origin jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.signup_counted(p_network_key text, p_network_limit integer, p_network_window_ms integer, p_mailbox_key text, p_mailbox_limit integer, p_mailbox_window_ms integer, p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_origin jsonb) TO service_role;
+
+--
+-- Name: FUNCTION signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean, p_origin jsonb); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean, p_origin jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.signup_decide(p_email text, p_source text, p_mode text, p_network_hash text, p_address_hashes text[], p_welcome boolean, p_owner boolean, p_origin jsonb) TO service_role;
 
 --
 -- Name: FUNCTION signup_rate_limit_hit(p_key text, p_points integer, p_window_ms integer, p_force boolean); Type: ACL; Schema: public; Owner: -
@@ -3951,6 +4238,12 @@ GRANT ALL ON TABLE public.notice_webhooks TO service_role;
 GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO anon;
 GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.notice_webhooks_id_seq TO service_role;
+
+--
+-- Name: TABLE referral_settings; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.referral_settings TO service_role;
 
 --
 -- Name: TABLE server_notices; Type: ACL; Schema: public; Owner: -

@@ -145,11 +145,33 @@ for (const kind of kinds) {
         await page.getByRole('heading', { name: 'Your subscription' }).waitFor();
         expect(await mainText(page)).toContain('a•••@example.com is subscribed and gets the Launched Weekly e-mail every Monday.');
         expect(await page.content()).not.toContain('ada@');
-        expect(await page.getByRole('button').allTextContents()).toEqual(['Unsubscribe', 'Download my data', 'Delete my data']);
+        expect(await page.getByRole('button').allTextContents()).toEqual(['Unsubscribe', 'Download my data', 'Delete my data', 'Replace my share link']);
+        expect(await mainText(page)).toContain('Nobody has joined through your link yet.');
+        expect(await page.locator('a[data-share-link]').textContent()).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
       } finally {
         await page.close();
       }
       expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('active');
+    });
+
+    it('“Replace my share link” gives a new link at once; the old one still leads home, without the code', async () => {
+      const page = await browser.newPage();
+      try {
+        await page.goto(setup.links.get('grumpy@example.com')!);
+        const before = (await page.locator('a[data-share-link]').textContent())!;
+        await press(page, 'Replace my share link');
+        expect(await statusText(page)).toBe('Done: your share link is new. The old one no longer counts.');
+        const after = (await page.locator('a[data-share-link]').textContent())!;
+        expect(after).toMatch(/\/r\/[0-9a-f]{16}$/);
+        expect(after).not.toBe(before);
+        await page.goto(before);
+        expect(new URL(page.url()).search).toBe('');
+        await page.goto(after);
+        expect(new URL(page.url()).searchParams.get('share')).toBe(after.slice(-16));
+      } finally {
+        await page.close();
+      }
+      expect((await setup.server.store.findSubscriberByEmail('grumpy@example.com'))?.status).toBe('active');
     });
 
     it('“Download my data” mails a fresh link; that link downloads the data once', async () => {

@@ -1,5 +1,5 @@
-import { Link } from 'react-router-dom';
 import { site } from '../../content/site.ts';
+import { OriginLink } from '../origin.tsx';
 
 export function Footer() {
   return (
@@ -13,14 +13,14 @@ export function Footer() {
         </p>
         <ul className="flex flex-wrap gap-4">
           <li>
-            <Link to="/archive" className="underline underline-offset-2">
+            <OriginLink to="/archive" className="underline underline-offset-2">
               Archive
-            </Link>
+            </OriginLink>
           </li>
           <li>
-            <Link to="/about" className="underline underline-offset-2">
+            <OriginLink to="/about" className="underline underline-offset-2">
               About
-            </Link>
+            </OriginLink>
           </li>
           <li>
             <a href="/rss.xml" className="underline underline-offset-2">

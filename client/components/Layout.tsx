@@ -3,6 +3,7 @@ import { Outlet, useLocation, useMatches } from 'react-router-dom';
 import { headOf } from '../head.ts';
 import { ARCHIVE_PATH, holdArchiveScroll, releaseArchiveScroll, restoreArchiveScroll, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
 import { ToastHost } from '../toast.tsx';
+import { CarryOrigin } from '../origin.tsx';
 import { Footer } from './Footer.tsx';
 import { TopBar } from './TopBar.tsx';
 
@@ -86,19 +87,21 @@ export function Layout() {
   useScrollPolicy();
   useDocumentTitle();
   return (
-    <div className="flex min-h-screen flex-col bg-surface text-ink">
-      <a
-        href="#main"
-        className="sr-only focus:not-sr-only focus:absolute focus:left-3 focus:top-3 focus:z-50 focus:rounded focus:bg-white focus:p-2"
-      >
-        Skip to content
-      </a>
-      <TopBar />
-      <main id="main" className="flex-1">
-        <Outlet />
-      </main>
-      <Footer />
-      <ToastHost />
-    </div>
+    <CarryOrigin>
+      <div className="flex min-h-screen flex-col bg-surface text-ink">
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-3 focus:top-3 focus:z-50 focus:rounded focus:bg-white focus:p-2"
+        >
+          Skip to content
+        </a>
+        <TopBar />
+        <main id="main" className="flex-1">
+          <Outlet />
+        </main>
+        <Footer />
+        <ToastHost />
+      </div>
+    </CarryOrigin>
   );
 }

@@ -1,7 +1,7 @@
-import { Link } from 'react-router-dom';
 import type { RecapSummary } from '../../content/schema.ts';
 import { site } from '../../content/site.ts';
 import { weekLabel } from '../../content/text.ts';
+import { OriginLink } from '../origin.tsx';
 
 /** `headingLevel`: 3 under a section heading (home), 2 directly under the page's h1 (archive). */
 export function RecapCard({ recap, headingLevel = 3 }: { recap: RecapSummary; headingLevel?: 2 | 3 }) {
@@ -12,13 +12,13 @@ export function RecapCard({ recap, headingLevel = 3 }: { recap: RecapSummary; he
       <p className="text-sm font-medium text-muted">{week}</p>
       <Heading className="mt-2 text-lg font-semibold leading-snug text-ink">{recap.title}</Heading>
       <p className="mt-1 text-sm text-muted">{recap.headline}</p>
-      <Link
+      <OriginLink
         to={recap.path}
         aria-label={`${site.recap.readRecap}: ${week}`}
         className="mt-4 inline-flex w-fit items-center gap-1 font-semibold text-brand-dark underline-offset-4 hover:underline"
       >
         {site.recap.readRecap} <span aria-hidden="true">→</span>
-      </Link>
+      </OriginLink>
     </article>
   );
 }

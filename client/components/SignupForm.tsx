@@ -5,6 +5,7 @@ import { site } from '../../content/site.ts';
 import { HONEYPOT_FIELD } from '../honeypot.ts';
 import { CONFIRMATION_SENT, isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
 import { showToast, type ToastMessage } from '../toast.tsx';
+import { OriginFields, useCarriedOrigin } from '../origin.tsx';
 
 type Variant = 'card' | 'inline';
 
@@ -39,6 +40,7 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
   const trapId = useId();
   const { pathname } = useLocation();
   const [searchParams] = useSearchParams();
+  const origin = useCarriedOrigin();
   const [email, setEmail] = useState('');
   const [submitting, setSubmitting] = useState(false);
   const [outcomeDismissed, setOutcomeDismissed] = useState(false);
@@ -64,7 +66,7 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
       const response = await fetch('/api/subscribe', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ email, source: pathname, ...(trap ? { [HONEYPOT_FIELD]: trap } : {}) }),
+        body: JSON.stringify({ email, source: pathname, ...origin, ...(trap ? { [HONEYPOT_FIELD]: trap } : {}) }),
       });
       const reply = (await response.json().catch(() => null)) as SubscribeReply | null;
       showToast(toastFor(response.status, reply));
@@ -95,6 +97,7 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
         className="mt-4 flex flex-col gap-3 sm:flex-row"
       >
         <input type="hidden" name="source" value={pathname} />
+        <OriginFields />
         {/* The bot trap (client/honeypot.ts): moved off-screen rather than display:none, which some
             bots skip; hidden from screen readers (aria-hidden), out of the Tab order and never
             autofilled, so no person fills it. */}

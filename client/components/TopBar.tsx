@@ -1,7 +1,7 @@
-import { Link } from 'react-router-dom';
 import { site } from '../../content/site.ts';
 import { scrollToSignup } from '../scroll.ts';
 import { LogoMark } from './LogoMark.tsx';
+import { OriginLink } from '../origin.tsx';
 
 const scrollToTop = () => window.scrollTo({ top: 0 });
 // The bar must fit a 320 px screen whatever font the reader's device substitutes (Debian's wide
@@ -14,20 +14,20 @@ export function TopBar() {
   return (
     <header className="sticky top-0 z-40 border-b border-zinc-200 bg-white/95 backdrop-blur">
       <nav aria-label="Main" className="mx-auto flex max-w-5xl flex-wrap items-center justify-between gap-x-2 px-2 py-2 sm:px-4">
-        <Link to="/" onClick={scrollToTop} className="flex shrink-0 items-center gap-2 rounded-md font-bold text-ink" aria-label={`${site.name} home`}>
+        <OriginLink to="/" onClick={scrollToTop} className="flex shrink-0 items-center gap-2 rounded-md font-bold text-ink" aria-label={`${site.name} home`}>
           <LogoMark />
           <span className="hidden sm:inline">{site.name}</span>
-        </Link>
+        </OriginLink>
         <ul className="flex min-w-0 flex-wrap items-center justify-end text-sm">
           <li>
-            <Link to="/" onClick={scrollToTop} className={itemClass}>
+            <OriginLink to="/" onClick={scrollToTop} className={itemClass}>
               Home
-            </Link>
+            </OriginLink>
           </li>
           <li>
-            <Link to="/archive" className={itemClass}>
+            <OriginLink to="/archive" className={itemClass}>
               Archives
-            </Link>
+            </OriginLink>
           </li>
           <li>
             <a
@@ -42,9 +42,9 @@ export function TopBar() {
             </a>
           </li>
           <li>
-            <Link to="/about" onClick={scrollToTop} className={itemClass}>
+            <OriginLink to="/about" onClick={scrollToTop} className={itemClass}>
               About
-            </Link>
+            </OriginLink>
           </li>
         </ul>
       </nav>

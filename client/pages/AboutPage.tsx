@@ -1,7 +1,7 @@
-import { Link } from 'react-router-dom';
 import { LAUNCH_PLATFORM, site, withCampaign } from '../../content/site.ts';
 import { ExternalLink } from '../components/ExternalLink.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
+import { OriginLink } from '../origin.tsx';
 
 export function AboutPage() {
   const platformUrl = withCampaign(LAUNCH_PLATFORM.url, { medium: 'site' });
@@ -24,9 +24,9 @@ export function AboutPage() {
         </p>
         <p>
           The recap goes out every Monday by e-mail and lands here at the same time, so the{' '}
-          <Link to="/archive" className="font-semibold text-brand-dark underline underline-offset-2">
+          <OriginLink to="/archive" className="font-semibold text-brand-dark underline underline-offset-2">
             archive
-          </Link>{' '}
+          </OriginLink>{' '}
           doubles as a record of what makers were building, week by week. And yes, the site itself was built with
           Lovable. It would have been strange otherwise.
         </p>

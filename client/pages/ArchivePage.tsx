@@ -1,10 +1,12 @@
 import { useEffect, useRef, useState } from 'react';
-import { Form, Link, useLoaderData, useSubmit } from 'react-router-dom';
+import { Form, useLoaderData, useSubmit } from 'react-router-dom';
 import type { ArchiveData, ArchiveSearch, ArchiveYear } from '../../content/page-data.ts';
 import { site } from '../../content/site.ts';
 import { pluralWord, weekLabel } from '../../content/text.ts';
 import { RecapCard } from '../components/RecapCard.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
+import { OriginFields, OriginLink, useCarriedOrigin } from '../origin.tsx';
+import { attributionQuery } from '../../content/signup-attribution.ts';
 
 const yearId = (year: string) => `year-${year}`;
 /** Typing waits this long for the next key before asking the server, so a word is one request, not one per letter. */
@@ -17,11 +19,13 @@ const TYPING_PAUSE_MS = 150;
  */
 function SearchForm({ query }: { query: string }) {
   const submit = useSubmit();
+  const origin = attributionQuery(useCarriedOrigin());
   const [value, setValue] = useState(query);
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
   useEffect(() => () => clearTimeout(timer.current), []);
   return (
     <Form method="get" action="/archive" role="search" className="mt-8 flex flex-wrap items-end gap-3">
+      <OriginFields />
       <div className="min-w-0 flex-1">
         <label htmlFor="archive-search" className="block text-sm font-semibold">
           Search the archive
@@ -40,7 +44,7 @@ function SearchForm({ query }: { query: string }) {
             clearTimeout(timer.current);
             timer.current = setTimeout(() => {
               // An emptied box shows every week again rather than the empty-search message.
-              if (next.trim() === '') void submit(null, { action: '/archive', method: 'get', replace: true });
+              if (next.trim() === '') void submit(null, { action: `/archive${origin}`, method: 'get', replace: true });
               else void submit(form, { replace: true });
             }, TYPING_PAUSE_MS);
           }}
@@ -98,9 +102,9 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
                   <span className="font-bold">#{hit.rank}</span> <span className="font-semibold">{hit.name}</span>
                   <span className="text-muted"> — {hit.tagline}</span>
                 </p>
-                <Link to={hit.week.path} className="text-sm font-semibold text-brand-dark underline-offset-4 hover:underline">
+                <OriginLink to={hit.week.path} className="text-sm font-semibold text-brand-dark underline-offset-4 hover:underline">
                   {weekLabel(hit.week.date)}
-                </Link>
+                </OriginLink>
               </li>
             ))}
           </ul>
@@ -108,9 +112,9 @@ function SearchResults({ search }: { search: ArchiveSearch }) {
         </section>
       )}
       <p className="mt-8">
-        <Link to="/archive" className="font-semibold text-brand-dark underline underline-offset-4">
+        <OriginLink to="/archive" className="font-semibold text-brand-dark underline underline-offset-4">
           Show every week
-        </Link>
+        </OriginLink>
       </p>
     </div>
   );

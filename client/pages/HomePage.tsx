@@ -1,10 +1,11 @@
-import { Link, useLoaderData } from 'react-router-dom';
+import { useLoaderData } from 'react-router-dom';
 import type { HomeData } from '../../content/page-data.ts';
 import { LAUNCH_PLATFORM, site, withCampaign } from '../../content/site.ts';
 import logoUrl from '../assets/launched-logo.svg';
 import { ExternalLink } from '../components/ExternalLink.tsx';
 import { RecapCard } from '../components/RecapCard.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
+import { OriginLink } from '../origin.tsx';
 
 export function HomePage() {
   const { latest } = useLoaderData() as HomeData;
@@ -45,9 +46,9 @@ export function HomePage() {
           ))}
         </ul>
         <p className="mt-6 text-center">
-          <Link to="/archive" className="inline-flex min-h-11 items-center rounded-lg border border-zinc-300 bg-white px-5 font-semibold hover:bg-zinc-50">
+          <OriginLink to="/archive" className="inline-flex min-h-11 items-center rounded-lg border border-zinc-300 bg-white px-5 font-semibold hover:bg-zinc-50">
             {home.viewAll}
-          </Link>
+          </OriginLink>
         </p>
       </section>
 

@@ -1,4 +1,4 @@
-import { Link, useLoaderData } from 'react-router-dom';
+import { useLoaderData } from 'react-router-dom';
 import { formatShortDate, formatWeekDate } from '../../content/dates.ts';
 import type { Recap, RecapEntry } from '../../content/schema.ts';
 import { LAUNCH_PLATFORM, site, withCampaign, type CampaignPlacement } from '../../content/site.ts';
@@ -7,6 +7,7 @@ import { ExternalLink } from '../components/ExternalLink.tsx';
 import { SignupForm } from '../components/SignupForm.tsx';
 import type { RecapPageData } from '../../content/page-data.ts';
 import { scrollToSignup } from '../scroll.ts';
+import { OriginLink } from '../origin.tsx';
 
 function Entry({ entry, recap, placement }: { entry: RecapEntry; recap: Recap; placement: CampaignPlacement }) {
   const upvotes = site.recap.upvotes(entry.upvotes);
@@ -94,9 +95,9 @@ export function RecapPage() {
       <article className="mx-auto max-w-4xl px-4 py-10">
         {recap.layout.backLink && (
           <p className="mb-6">
-            <Link to="/" className="font-medium text-muted underline-offset-4 hover:underline">
+            <OriginLink to="/" className="font-medium text-muted underline-offset-4 hover:underline">
               {site.recap.backToHome}
-            </Link>
+            </OriginLink>
           </p>
         )}
         <header>
@@ -125,16 +126,16 @@ export function RecapPage() {
         <div className="mt-12">{endsWithSignup ? <SignupForm /> : <CallToAction />}</div>
         <nav aria-label="Other weeks" className="mt-10 flex flex-wrap justify-between gap-4 text-sm font-semibold">
           {previous ? (
-            <Link to={previous.path} className="text-brand-dark underline-offset-4 hover:underline">
+            <OriginLink to={previous.path} className="text-brand-dark underline-offset-4 hover:underline">
               ← Week of {neighbourLabel(previous.date, recap.date)}
-            </Link>
+            </OriginLink>
           ) : (
             <span />
           )}
           {next && (
-            <Link to={next.path} className="text-brand-dark underline-offset-4 hover:underline">
+            <OriginLink to={next.path} className="text-brand-dark underline-offset-4 hover:underline">
               Week of {neighbourLabel(next.date, recap.date)} →
-            </Link>
+            </OriginLink>
           )}
         </nav>
       </article>

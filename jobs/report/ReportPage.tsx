@@ -7,6 +7,7 @@ import type { CheckResult } from '../digest/presend-checks.ts';
 import { unknownPart } from '../digest/report.ts';
 import type { Charts } from './charts.ts';
 import { ClicksSection } from './ClicksSection.tsx';
+import { GrowthSection } from './GrowthSection.tsx';
 import { Chart, number, percent } from './page-kit.tsx';
 import { RATE_LINE, STATES, type ReportData, type SendRow } from './gather.ts';
 import type { SetupCheck } from './setup-checks.ts';
@@ -14,7 +15,7 @@ import type { SetupCheck } from './setup-checks.ts';
 const STYLES = `
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0;background:#f6f7f9}
 main{max-width:760px;margin:0 auto;padding:24px 16px 48px}
-h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 6px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 6px}h3{font-size:16px;margin:18px 0 4px}
 section{background:#fff;border:1px solid #e3e6ea;border-radius:8px;padding:16px 18px;margin-top:18px}
 .lede{color:#555;margin:0 0 8px}.muted{color:#666;font-size:13px}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:12px}
@@ -316,6 +317,8 @@ export function ReportPage({ data, charts }: { data: ReportData; charts: Charts 
           </Section>
 
           <SourcesSection sources={snapshot.sources} svg={charts.sources} />
+
+          <GrowthSection growth={data.growth} />
 
           <SendsSection sends={sends} svg={charts.rates} />
 

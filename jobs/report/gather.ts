@@ -13,6 +13,8 @@ import { chooseRecap, findRecapIn, isoDateIn } from '../digest/recap.ts';
 import { comingWeeks, type WeekWhen } from '../digest/when.ts';
 import { engagementOf, type Engagement } from './engagement.ts';
 import { setupChecks, type SetupCheck } from './setup-checks.ts';
+import type { GrowthReport } from '../../server/store/referrals.ts';
+import { maskEmail } from '../../server/subscribers/link-tokens.ts';
 
 /** Gmail's and Yahoo's bulk-sender limit for spam complaints, also used as the bounce warning line. */
 export const RATE_LINE = 0.003;
@@ -67,7 +69,18 @@ export interface ReportData {
   setupChecks: SetupCheck[];
   /** Each sent week's reach and its launches' clicks (jobs/report/engagement.ts). */
   engagement: Engagement;
+  /** Where the new readers of the last GROWTH_WEEKS weeks came from (jobs/report/GrowthSection.tsx). */
+  growth: Growth;
 }
+
+/** The report's growth figures, the top referrers' addresses masked (r•••@example.org). */
+export interface Growth extends Omit<GrowthReport, 'topReferrers'> {
+  topReferrers: { masked: string; referrals: number }[];
+  weeksCovered: number;
+}
+
+/** The growth section covers the last quarter year, week by week. */
+export const GROWTH_WEEKS = 12;
 
 /** The report shows the mail outbox of the last week. */
 export const OUTBOX_DAYS = 7;
@@ -145,5 +158,7 @@ export async function gatherReport(options: GatherOptions): Promise<ReportData> 
   const outbox = await options.store.outboxSummary(OUTBOX_DAYS);
   const setup = setupChecks(await options.store.serverNotices());
   const engagement = engagementOf(sends, await options.store.engagementCounts(), options.recaps, options.siteUrl);
-  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup, engagement };
+  const growthReport = await options.store.growthReport(GROWTH_WEEKS);
+  const growth = { ...growthReport, topReferrers: growthReport.topReferrers.map((r) => ({ masked: maskEmail(r.email), referrals: r.referrals })), weeksCovered: GROWTH_WEEKS };
+  return { generatedAt: options.now, siteUrl: options.siteUrl, snapshot, totals, sends, nextRun: await planNextRun(options, totals.active), coming, outbox, setupChecks: setup, engagement, growth };
 }

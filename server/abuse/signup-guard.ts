@@ -63,7 +63,7 @@ const parsed = (parser: RequestHandler, req: Request, res: Response) =>
 export function signupGuard({ counters, signup, secret, perMinute, perAddressPerDay, knownPaths, mode, logger }: SignupGuardOptions): RequestHandler {
   const keyedHash = rateLimitHasher(secret);
   const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
-  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
+  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 16 });
   let trapped = 0;
 
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -83,11 +83,17 @@ export function signupGuard({ counters, signup, secret, perMinute, perAddressPer
     try {
       counted =
         email !== null
-          ? await signup.signUpCounted(email, parsedSignup!.sourcePath, ip, {
-              network,
-              // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
-              mailbox: { key: keyedHash('email', mailboxKey(email)), limit: perAddressPerDay, windowMs: DAY_MS },
-            })
+          ? await signup.signUpCounted(
+              email,
+              parsedSignup!.sourcePath,
+              ip,
+              {
+                network,
+                // Per mailbox, not per spelling: victim+1@gmail.com and v.ictim@gmail.com share one count.
+                mailbox: { key: keyedHash('email', mailboxKey(email)), limit: perAddressPerDay, windowMs: DAY_MS },
+              },
+              parsedSignup!.ok ? parsedSignup!.origin : {},
+            )
           : { network: await counters.hitRateLimit(network.key, 1, network.windowMs, false), mailbox: null, decision: null };
     } catch (error) {
       // Unreachable store or an unexpected database answer: the address was not saved, and the

@@ -5,3 +5,4 @@ export { ConfirmEmail, confirmEmailText } from '../../emails/ConfirmEmail.tsx';
 export { renderTransactional } from '../../emails/render-transactional.ts';
 export { FreshLinkEmail, freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
 export { WelcomeEmail, welcomeEmailText } from '../../emails/WelcomeEmail.tsx';
+export { ReferralThanksEmail } from '../../emails/ReferralThanksEmail.tsx';

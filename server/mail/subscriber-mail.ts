@@ -1,11 +1,12 @@
 // The e-mails the outbox delivers besides the digest: the double opt-in confirmation, the optional
-// welcome, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
+// welcome, a referrer's thanks at a milestone, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
 // on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
 // the same idempotency key carries the same body and the provider never sends it twice.
 import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from '../subscribers/link-tokens.ts';
 import { recaps, type RecapSummary } from '../../content/index.ts';
 import { isPublic } from '../../content/publication.ts';
 import type { OutgoingMessage } from './types.ts';
+import { referralText } from '../../content/referrals.ts';
 import type { OutboxMessage } from '../store/mail-outbox.ts';
 import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from '../subscribers/unsubscribe-token.ts';
 
@@ -67,6 +68,27 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
     };
   }
 
+  /** The thanks of a REFERRAL_MILESTONES milestone: the count is the one the row was queued with. */
+  async function referralThanks(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage | null> {
+    const count = row.payload.count;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) return null;
+    const { ReferralThanksEmail, renderTransactional } = await templates();
+    const token = createUnsubscribeToken(row.subscriberId!, secret);
+    const unsubscribeUrl = unsubscribeUrlFor(home, token);
+    const rendered = await renderTransactional(
+      ReferralThanksEmail,
+      { siteUrl: `${home}/`, count, subscriptionUrl: subscriptionUrlFor(home, token), unsubscribeUrl },
+      referralText.thanks.subject(count),
+    );
+    return {
+      to: email,
+      from,
+      ...rendered,
+      headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      tags: { kind: 'referral-thanks' },
+    };
+  }
+
   /** A fresh link from its row's payload (purpose, version, nonce, expiry); null when the payload is not one. */
   async function freshLink(row: OutboxMessage, email: string, from: string): Promise<OutgoingMessage | null> {
     const { purpose, version, nonce, expires_at: expires } = row.payload as { purpose?: unknown; version?: unknown; nonce?: unknown; expires_at?: unknown };
@@ -85,7 +107,11 @@ export function subscriberMail({ siteUrl, secret, newestRecap = newestPublic }: 
       return { kind: 'send', message: { to, from, subject, text, html: operatorHtml(text), headers: {}, tags: { kind: 'operator' } } };
     }
     if (row.email === null || row.subscriberId === null) return { kind: 'cancel', reason: 'the subscriber was deleted before it went out' };
-    if (row.kind === 'welcome' && row.status !== 'active') return { kind: 'cancel', reason: `the subscriber is ${row.status ?? 'gone'}, not active` };
+    if ((row.kind === 'welcome' || row.kind === 'referral_thanks') && row.status !== 'active') return { kind: 'cancel', reason: `the subscriber is ${row.status ?? 'gone'}, not active` };
+    if (row.kind === 'referral_thanks') {
+      const message = await referralThanks(row, row.email, from);
+      return message ? { kind: 'send', message } : { kind: 'cancel', reason: 'a referral thanks without its count' };
+    }
     if (row.kind === 'link') {
       const message = await freshLink(row, row.email, from);
       if (!message) return { kind: 'cancel', reason: 'a fresh link without purpose, version, nonce and expiry' };

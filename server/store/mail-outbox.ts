@@ -9,7 +9,7 @@ import type { CallFunction } from './call-function.ts';
 export const OUTBOX_KEY_LIFE_SECONDS = 24 * 60 * 60;
 
 // 'link': a fresh one-use link (server/subscribers/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
-export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator', 'link'] as const;
+export const OUTBOX_KINDS = ['confirm', 'welcome', 'operator', 'link', 'referral_thanks'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 /** An operator notice's content; confirmations and welcomes are rendered from the subscriber. */

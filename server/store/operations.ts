@@ -13,6 +13,7 @@ import { pendingSignupStore } from './pending-signups.ts';
 import { retentionStore } from './retention.ts';
 import { rateLimitStore } from './rate-limit-counters.ts';
 import { serverNoticeStore } from './server-notices.ts';
+import { referralStore } from './referrals.ts';
 import { reportStore } from './report-types.ts';
 import { subscriberImportStore } from './subscriber-import.ts';
 import { subscriberLinkStore } from './subscriber-links.ts';
@@ -45,6 +46,7 @@ export function storeOver({ call, backend, checkReady, close }: Backend): Store 
     ...subscriberImportStore(call),
     ...metricsStore(call),
     ...noticeWebhookStore(call),
+    ...referralStore(call),
   };
   functionsOf.set(store, call);
   return store;

@@ -81,6 +81,11 @@ const detailsRow = z
     signup_ip_hash: z.string().nullable(),
     confirm_ip_hash: z.string().nullable(),
     welcomed_at: maybeInstant,
+    origin: z.record(z.string(), z.string()).default({}),
+    via_share: z.boolean().default(false),
+    share_code: z.string().default(''),
+    referrals: z.union([z.number(), z.string()]).transform(Number).default(0),
+    first_active_at: maybeInstant.default(null),
     deliveries: z.array(z.object({ recap_date: z.string(), sent_at: instant })),
     // Absent from a database migrated before merged spellings were part of the answer.
     merged_spellings: z.array(mergedSpellingRow).default([]),
@@ -96,6 +101,11 @@ const detailsRow = z
       signupNetworkHash: row.signup_ip_hash,
       confirmNetworkHash: row.confirm_ip_hash,
       welcomedAt: row.welcomed_at,
+      origin: row.origin,
+      viaShare: row.via_share,
+      shareCode: row.share_code,
+      referrals: row.referrals,
+      firstActiveAt: row.first_active_at,
       deliveries: row.deliveries.map((d) => ({ recapDate: d.recap_date.slice(0, 10), sentAt: d.sent_at })),
       mergedSpellings: row.merged_spellings,
     }),
@@ -129,6 +139,7 @@ const signupArgs = (request: SignupRequest) => ({
   p_network_hash: request.networkHash,
   p_address_hashes: [...request.addressHashes],
   p_welcome: request.welcome === true,
+  p_origin: request.origin ?? null,
 });
 
 /** The subscriber operations. */

@@ -4,6 +4,7 @@ import type { PendingSignupStore } from './pending-signups.ts';
 import type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
 
 export type { RateLimitCount, RateLimitCounters } from './rate-limit-counters.ts';
+import type { ReferralStore } from './referrals.ts';
 import type { ReportStore } from './report-types.ts';
 import type { RetentionStore } from './retention.ts';
 import type { EngagementStore } from './engagement.ts';
@@ -44,6 +45,22 @@ export interface SignupRequest {
    * a complained mailbox be sent a confirmation. Never set for a signup from the site or the API.
    */
   owner?: boolean;
+  /** Where the visit came from, kept only on a row this signup creates (content/signup-attribution.ts). */
+  origin?: SignupOrigin;
+}
+
+/**
+ * A signup's origin as the site carried it from the landing page to the form: the landing page's
+ * path, the landing query's `ref` and `utm_*` tokens, and a reader's share code. Normalised values
+ * only; every field is optional.
+ */
+export interface SignupOrigin {
+  page?: string;
+  ref?: string;
+  utm_source?: string;
+  utm_medium?: string;
+  utm_campaign?: string;
+  share?: string;
 }
 
 /**
@@ -94,6 +111,15 @@ export interface SubscriberDetails extends SubscriberRecord {
   signupNetworkHash: string | null;
   confirmNetworkHash: string | null;
   welcomedAt: Date | null;
+  /** Where the visit that created this row came from (the share code's owner is never named). */
+  origin: Omit<SignupOrigin, 'share'>;
+  /** Whether a reader's share link brought this row. */
+  viaShare: boolean;
+  /** The subscriber's own share code (the address /r/{code}), and how many readers it brought. */
+  shareCode: string;
+  referrals: number;
+  /** When the row first became active; null while it never was. */
+  firstActiveAt: Date | null;
   /** The recaps sent to this subscriber, oldest first. */
   deliveries: { recapDate: string; sentAt: Date }[];
   /** The other spellings of this mailbox merged into this row, each as it was kept. */
@@ -375,7 +401,8 @@ export interface Store
     SubscriberLinkStore,
     SubscriberImportStore,
     MetricsStore,
-    NoticeWebhookStore {}
+    NoticeWebhookStore,
+    ReferralStore {}
 
 // What each consumer uses of the Store, so each sees only its own part.
 
@@ -397,6 +424,8 @@ export type SiteStore = Pick<
   | 'countEmailEngagement'
   | 'recordServerNotice'
   | 'clearServerNotice'
+  | 'shareCodeKnown'
+  | 'replaceShareCode'
 > &
   RateLimitCounters &
   SubscriberLinkStore;
@@ -416,7 +445,7 @@ export type DigestStore = DigestBatchStore &
   Pick<ReportStore, 'reportSnapshot'>;
 
 /** The operator's report (jobs/report). */
-export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices' | 'engagementCounts'>;
+export type ReportReadStore = Pick<Store, 'reportSnapshot' | 'countDeliveries' | 'outboxSummary' | 'serverNotices' | 'engagementCounts' | 'growthReport'>;
 
 /** `npm run subscribers` (bin/subscribers.ts). */
 export type SubscribersCliStore = Pick<Store, 'mailboxHashKey' | 'listAllSubscribers' | 'countSubscribers' | 'importSubscribers'>;

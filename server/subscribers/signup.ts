@@ -10,7 +10,8 @@ import { emailProblem, MAX_EMAIL_LENGTH } from '../../content/email-address.ts';
 import type { SignupOutcome } from '../../client/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
 import type { LinkConfirmation } from '../store/subscriber-links.ts';
-import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupRequest, SiteStore, SubscriberDetails } from '../store/types.ts';
+import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupOrigin, SignupRequest, SiteStore, SubscriberDetails } from '../store/types.ts';
+import { attributionFromQuery, landingPath } from '../../content/signup-attribution.ts';
 import type { SubscriberKeys } from './subscriber-keys.ts';
 
 /** The request body, for the API and the tests alike. */
@@ -70,7 +71,20 @@ export function safeSourcePath(value: unknown, knownPaths: ReadonlySet<string>):
   return typeof value === 'string' && knownPaths.has(value) ? value : '/';
 }
 
-export type ParsedSignup = { ok: true; email: string; sourcePath: string } | { ok: false; message: string; sourcePath: string };
+export type ParsedSignup = { ok: true; email: string; sourcePath: string; origin: SignupOrigin } | { ok: false; message: string; sourcePath: string };
+
+/**
+ * Where the signup's visit came from, as the page carried it into the form (hidden fields, or the
+ * enhanced form's JSON): tokens only (content/signup-attribution.ts), and a landing page only when
+ * it is one of the site's pages. Anything else is dropped, never an error: a reader's signup never
+ * fails over how they reached us.
+ */
+export function signupOrigin(body: unknown, knownPaths: ReadonlySet<string>): SignupOrigin {
+  if (typeof body !== 'object' || body === null) return {};
+  const { landing, ...origin } = attributionFromQuery(body as Record<string, unknown>);
+  const page = landing === undefined ? undefined : landingPath(landing);
+  return page !== undefined && knownPaths.has(page) ? { ...origin, page } : origin;
+}
 
 /**
  * The signup body, parsed once per request: the bot screen and the route both ask, the schema
@@ -82,7 +96,7 @@ export function parseSignup(req: Request, res: Response, knownPaths: ReadonlySet
   const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
   const parsed = subscribeBodySchema.safeParse(req.body ?? {});
   const result: ParsedSignup = parsed.success
-    ? { ok: true, email: parsed.data.email, sourcePath }
+    ? { ok: true, email: parsed.data.email, sourcePath, origin: signupOrigin(req.body, knownPaths) }
     : { ok: false, message: parsed.error.issues[0]?.message ?? 'Please enter a valid email address.', sourcePath };
   res.locals.signup = result;
   return result;
@@ -143,7 +157,7 @@ export interface SignupService {
    * A post to POST /api/subscribe, in the operator's mode: counted against its network address and
    * its mailbox and, within both limits, signed up, in one call to the store.
    */
-  signUpCounted(email: string, sourcePath: string, ip: string | undefined, limits: { network: RateLimit; mailbox: RateLimit }): Promise<CountedSignup>;
+  signUpCounted(email: string, sourcePath: string, ip: string | undefined, limits: { network: RateLimit; mailbox: RateLimit }, origin?: SignupOrigin): Promise<CountedSignup>;
   /** A signup in the operator's mode with no limit counted ("Subscribe again" in double mode). */
   signUp(email: string, sourcePath: string, ip: string | undefined): Promise<SignupDecision>;
   /** The confirmation button of a link made for link version `version` (undefined: mailed before versions). */
@@ -160,9 +174,10 @@ const queuesMail = (decision: SignupDecision | null, welcome: boolean) =>
 
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
   /** The row a signup from the site or the API writes, in the operator's mode. */
-  const requestFor = async (email: string, sourcePath: string, ip: string | undefined): Promise<SignupRequest> => ({
+  const requestFor = async (email: string, sourcePath: string, ip: string | undefined, origin?: SignupOrigin): Promise<SignupRequest> => ({
     email,
     source: sourcePath,
+    origin,
     mode,
     networkHash: keys.networkHash(ip),
     addressHashes: await keys.addressHashes(email),
@@ -170,8 +185,8 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
   });
 
   return {
-    async signUpCounted(email, sourcePath, ip, { network, mailbox }) {
-      const counted = await store.signUpCounted(network, mailbox, await requestFor(email, sourcePath, ip));
+    async signUpCounted(email, sourcePath, ip, { network, mailbox }, origin) {
+      const counted = await store.signUpCounted(network, mailbox, await requestFor(email, sourcePath, ip, origin));
       if (queuesMail(counted.decision, welcome)) outbox.wake();
       return counted;
     },

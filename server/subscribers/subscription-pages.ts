@@ -78,6 +78,17 @@ export function dataExport(details: SubscriberDetails) {
     stateSince: details.statusChangedAt.toISOString(),
     firstSignupAt: details.createdAt.toISOString(),
     signup: { at: details.signedUpAt.toISOString(), page: details.source },
+    // Where the visit that first brought the address came from, as the site carried it.
+    origin: {
+      landingPage: details.origin.page ?? null,
+      ref: details.origin.ref ?? null,
+      utmSource: details.origin.utm_source ?? null,
+      utmMedium: details.origin.utm_medium ?? null,
+      utmCampaign: details.origin.utm_campaign ?? null,
+      throughAReadersShareLink: details.viaShare,
+    },
+    firstActiveAt: details.firstActiveAt?.toISOString() ?? null,
+    shareLink: { code: details.shareCode, readersJoinedThroughIt: details.referrals },
     confirmation: { at: details.confirmedAt?.toISOString() ?? null },
     consentRecord: {
       signedUpAt: details.signedUpAt.toISOString(),

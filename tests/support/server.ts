@@ -50,6 +50,7 @@ export async function startTestServer(
   answerClientErrors(server);
   const app = createApp({ config, store, renderer, logger, assets: { kind: 'static', dir: CLIENT_DIST }, publishing: options.publishing, outbox: options.outbox });
   server.on('request', app);
+  await app.referralMilestones;
   return {
     url,
     store,

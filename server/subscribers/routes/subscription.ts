@@ -11,9 +11,18 @@ import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
 import { freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
 import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
 import { noReferrer } from '../../http/small-page.ts';
+import { referralText } from '../../../content/referrals.ts';
+import { shareLinkPath } from '../share-codes.ts';
 
 const ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];
+/**
+ * Replacing the share link acts at once, unlike the buttons that mail a link first: the share link
+ * is public by nature (its owner posts it), a new one exposes nothing and changes no consent, and
+ * the old one still leads to the site.
+ */
+const REPLACE_SHARE = 'replace-share';
+const BUTTON_NAMES = [...ACTIONS.map((a) => subscriptionText[a]), referralText.replace];
 
 // A footer link travels with every forwarded digest, so whoever holds it may have one link of each
 // purpose mailed to the address an hour, and a few a week in all: enough for the owner, too few to
@@ -38,22 +47,38 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
   const idOf = (req: Request) => verifyUnsubscribeToken(req.query.token, secret, previousSecrets);
   const act = subscriptionActions(options);
 
+  const home = siteUrl.replace(/\/+$/, '');
+
   function subscriptionPage(res: Response, token: string, details: SubscriberDetails, notice: string | null) {
     const action = `/subscription?token=${encodeURIComponent(token)}`;
-    const button = (name: Action) =>
+    const button = (name: Action | typeof REPLACE_SHARE, label: string) =>
       h(
         'form',
         { key: name, method: 'post', action, style: { display: 'inline-block', margin: '0 .5rem .75rem 0' } },
         h('input', { type: 'hidden', name: 'action', value: name }),
-        h('button', { type: 'submit', className: name !== 'unsubscribe' && name !== 'resubscribe' ? 'secondary' : undefined }, subscriptionText[name]),
+        h('button', { type: 'submit', className: name !== 'unsubscribe' && name !== 'resubscribe' ? 'secondary' : undefined }, label),
       );
     const since = details.leftAt ?? details.statusChangedAt;
+    const shareUrl = `${home}${shareLinkPath(details.shareCode)}`;
     show(res, 200, subscriptionText.title, [
       notice ? h('p', { role: 'status' }, h('strong', null, notice)) : null,
       h('p', null, subscriptionText.state[details.status](maskEmail(details.email), since)),
-      actionsFor(details.status).map(button),
+      actionsFor(details.status).map((name) => button(name, subscriptionText[name])),
       h('p', { style: { fontSize: '.9rem' } }, subscriptionText.linkNote, ' ', subscriptionText.deleteNote),
+      h('h2', null, referralText.pageHeading),
+      h('p', null, referralText.pageIntro),
+      h('p', null, h('a', { href: shareUrl, 'data-share-link': '' }, shareUrl)),
+      h('p', { 'data-referrals': details.referrals }, referralText.pageCount(details.referrals)),
+      button(REPLACE_SHARE, referralText.replace),
+      h('p', { style: { fontSize: '.9rem' } }, referralText.replaceNote),
     ]);
+  }
+
+  async function replaceShare(details: SubscriberDetails): Promise<string> {
+    const code = await store.replaceShareCode(details.id);
+    if (code === null) return subscriptionText.expiredBody;
+    logger.info({ subscriber: details.id }, 'share link replaced');
+    return referralText.replaced;
   }
 
   const invalid = (res: Response) => show(res, 400, subscriptionText.invalidTitle, [h('p', null, subscriptionText.invalidBody)]);
@@ -78,13 +103,13 @@ export function subscriptionRouter(options: SubscriptionOptions): Router {
     const id = idOf(req);
     if (!id) return invalid(res);
     const action = (req.body as { action?: unknown } | undefined)?.action;
-    if (!ACTIONS.includes(action as Action)) {
-      return show(res, 400, subscriptionText.title, [h('p', null, `Choose one of the buttons: ${ACTIONS.map((a) => subscriptionText[a]).join(', ')}.`)]);
+    if (!ACTIONS.includes(action as Action) && action !== REPLACE_SHARE) {
+      return show(res, 400, subscriptionText.title, [h('p', null, `Choose one of the buttons: ${BUTTON_NAMES.join(', ')}.`)]);
     }
     try {
       const details = await store.subscriberDetails(id);
       if (!details) return expired(show, res);
-      const notice = await act(action as Action, details, req);
+      const notice = action === REPLACE_SHARE ? await replaceShare(details) : await act(action as Action, details, req);
       const after = await store.subscriberDetails(id);
       return after ? subscriptionPage(res, String(req.query.token), after, notice) : expired(show, res);
     } catch (error) {
