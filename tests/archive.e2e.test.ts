@@ -111,7 +111,7 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
     await page.getByRole('searchbox', { name: 'Search the archive' }).fill('');
     await page.waitForURL(`${server.url}/archive`);
     await page.getByRole('navigation', { name: 'Years' }).waitFor();
-    expect(problems).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
     await context.close();
   });
 

@@ -26,6 +26,8 @@ export const STATE_TEXT: Record<LifeState, string> = {
 export const EVENTS = [
   'signup-single',
   'signup-double',
+  'signup-shared-single',
+  'signup-shared-double',
   'confirm-current',
   'confirm-old',
   'footer-unsubscribe',
@@ -33,6 +35,7 @@ export const EVENTS = [
   'footer-resubscribe-double',
   'footer-download',
   'footer-delete',
+  'footer-replace-share',
   'fresh-resubscribe',
   'fresh-download',
   'fresh-delete',
@@ -58,6 +61,8 @@ export type Actor = 'owner' | 'link holder' | 'anyone' | 'system';
 export const EVENT_TEXT: Record<LifeEvent, { text: string; actor: Actor }> = {
   'signup-single': { text: 'signup, single mode, in any spelling of the mailbox', actor: 'anyone' },
   'signup-double': { text: 'signup, double mode, in any spelling of the mailbox', actor: 'anyone' },
+  'signup-shared-single': { text: "signup through a reader's share link, single mode (the link's owner is credited: see below)", actor: 'anyone' },
+  'signup-shared-double': { text: "signup through a reader's share link, double mode (the link's owner is credited: see below)", actor: 'anyone' },
   'confirm-current': { text: 'confirmation link mailed at the current link version, button pressed', actor: 'owner' },
   'confirm-old': { text: 'confirmation link mailed before the row last changed state, button pressed', actor: 'link holder' },
   'footer-unsubscribe': { text: 'footer page (the footer token: owner or a forwarded digest): Unsubscribe', actor: 'link holder' },
@@ -65,6 +70,7 @@ export const EVENT_TEXT: Record<LifeEvent, { text: string; actor: Actor }> = {
   'footer-resubscribe-double': { text: 'footer page: Subscribe again, double mode', actor: 'link holder' },
   'footer-download': { text: 'footer page: Download my data (asks for a fresh link)', actor: 'link holder' },
   'footer-delete': { text: 'footer page: Delete my data (asks for a fresh link)', actor: 'link holder' },
+  'footer-replace-share': { text: 'footer page: Replace my share link (the old link stops crediting)', actor: 'link holder' },
   'fresh-resubscribe': { text: 'fresh link (current version, unused): Subscribe me again', actor: 'owner' },
   'fresh-download': { text: 'fresh link (current version, unused): Download my data', actor: 'owner' },
   'fresh-delete': { text: 'fresh link (current version, unused): Delete my data', actor: 'owner' },
@@ -168,6 +174,14 @@ export function next(state: LifeState, event: LifeEvent): Transition {
       return signup(state, 'single');
     case 'signup-double':
       return signup(state, 'double');
+    // A share link changes nothing of the mailbox that signs up: only whom its arrival is credited to.
+    case 'signup-shared-single':
+      return signup(state, 'single');
+    case 'signup-shared-double':
+      return signup(state, 'double');
+    // The share code is not consent: replacing it changes no state and mails nothing.
+    case 'footer-replace-share':
+      return stay(state);
     case 'confirm-current':
       if (isRowless(state) || state === 'active') return stay(state);
       return to('active', 'welcome');
@@ -252,6 +266,22 @@ export function lifecycleMarkdown(): string {
     '  then confirms from the inbox.',
     '- A deleted mailbox leaves no row naming any of its spellings; a bounced or complained one stays',
     '  suppressed by a keyed hash of the mailbox.',
+    '',
+    '## Referral credit',
+    '',
+    "A signup through a reader's share link (`/r/{code}`) is the signup of its mode for the mailbox that",
+    "signs up. Beside the table, it credits the link's owner:",
+    '',
+    '- only when that signup creates the mailbox\'s row (from a state with no row): never a mailbox',
+    "  already on the list, so never the owner's own mailbox, and never twice for one mailbox;",
+    '- only through the code the owner has now: a replaced code still leads to the site, crediting nobody;',
+    '- from the moment the new row is first `active` (at once in single mode, at the confirmation in',
+    '  double mode), for good: an unsubscribe later does not take it back;',
+    '- until the credited row is deleted (or pruned), which takes its credit with it; a deleted owner',
+    "  leaves nobody credited, and the owner's next row starts from none.",
+    '',
+    'At each of the operator\'s `REFERRAL_MILESTONES` the owner\'s row reaches, one thanks e-mail is',
+    'queued to the owner, if active then; each milestone of a row is thanked at most once.',
     '',
   ].join('\n');
 }

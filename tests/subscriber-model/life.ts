@@ -40,6 +40,12 @@ interface ReaderModel {
   confirmed: boolean;
   /** Signups posted for the mailbox in any spelling: all of a life falls within one day's limit window. */
   signups: number;
+  /** The reader whose share link created this row (null once that reader's row is gone). */
+  referredBy: number | null;
+  /** The row was active at some point: from then on it counts for its referrer. */
+  everActive: boolean;
+  /** The row's referrals reached the milestone (1) and were thanked for it. */
+  thanked: boolean;
 }
 
 interface HeldLink extends MailedLink {
@@ -63,10 +69,52 @@ export interface LifeReal {
   rows?: RowState[][];
   /** Ids of legacy rows merged into each reader's row, newest last. */
   merged: Map<number, string[]>;
+  /** Every share code each reader's rows had, so a replaced or deleted one can be tried. */
+  codes: Map<number, Set<string>>;
 }
 
 /** What an act answered; `skipped` when it had nothing to act with (no link of that kind held). */
-type Act = (real: LifeReal, rows: RowState[][]) => Promise<{ status?: number; body?: string; skipped?: true; refused?: true } | void>;
+type Act = (
+  real: LifeReal,
+  rows: RowState[][],
+) => Promise<{ status?: number; body?: string; skipped?: true; refused?: true; /** The share link's owner, when its code was current. */ creditTo?: number } | void>;
+
+const ROWLESS: readonly LifeState[] = ['none', 'none-bounced', 'none-complained'];
+const rowless = (state: LifeState) => ROWLESS.includes(state);
+
+/**
+ * The referral rules of lifecycle.ts's "Referral credit" beside the table's transition: whom a
+ * created row is credited to, which credit appears now (the row's first activation), and the
+ * thanks that credit is due. Returns the reader to be thanked, if any.
+ */
+function referralStep(model: LifeModel, reader: number, next: LifeState, creditTo: number | undefined): number | null {
+  const modelReader = model.readers[reader]!;
+  if (rowless(next)) {
+    // A deleted row takes its credit with it; a deleted referrer leaves nobody credited.
+    Object.assign(modelReader, { referredBy: null, everActive: false, thanked: false });
+    for (const other of model.readers) if (other.referredBy === reader) other.referredBy = null;
+    return null;
+  }
+  if (rowless(modelReader.state) && creditTo !== undefined && !rowless(model.readers[creditTo]!.state)) modelReader.referredBy = creditTo;
+  if (next !== 'active' || modelReader.everActive) return null;
+  modelReader.everActive = true;
+  const referrer = modelReader.referredBy === null ? null : model.readers[modelReader.referredBy]!;
+  if (!referrer || referrer.thanked) return null;
+  referrer.thanked = true;
+  return referrer.state === 'active' ? modelReader.referredBy : null;
+}
+
+/** Each row's credited readers, and whose link created it, as the model has them. */
+function checkReferrals(model: LifeModel, rows: RowState[][], where: string): void {
+  for (const [r, list] of rows.entries()) {
+    const row = list[0];
+    if (!row) continue;
+    const credited = model.readers.filter((other, s) => s !== r && other.referredBy === r && other.everActive && rows[s]![0]).length;
+    expect(row.referrals, `readers credited to reader ${r} after ${where}`).toBe(credited);
+    const referrer = model.readers[r]!.referredBy;
+    expect(row.referredBy, `whose link created reader ${r}'s row, after ${where}`).toBe(referrer === null ? null : (rows[referrer]![0]?.id ?? null));
+  }
+}
 
 /** Runs one event: the act on the system, then every check of the table and the invariants. */
 async function step(model: LifeModel, real: LifeReal, reader: number, event: LifeEvent, act: Act): Promise<void> {
@@ -84,8 +132,10 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
   // Legacy rows go with the row they were merged into.
   for (const r of after.keys()) if (after[r]![0]?.id !== before[r]![0]?.id) real.merged.delete(r);
   const where = `${EVENT_TEXT[event].text} (reader ${reader}, from ${modelReader.state})`;
+  for (const [r, rows] of after.entries()) for (const row of rows) real.codes.set(r, (real.codes.get(r) ?? new Set()).add(row.shareCode));
 
-  checkMail(model, reader, event, expected, mails, where);
+  const thanksTo = happened ? referralStep(model, reader, expected.next, answer?.creditTo) : null;
+  checkMail(model, reader, event, expected, mails, where, thanksTo);
   for (const [r, rows] of after.entries()) {
     expect(rows.length, `at most one row per mailbox, after ${where}`).toBeLessThanOrEqual(1);
     const wanted = r === reader ? expected.next : model.readers[r]!.state;
@@ -106,6 +156,7 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
   }
   if (expected.next === 'active' && (event === 'confirm-current' || event === 'fresh-resubscribe')) modelReader.confirmed = true;
   modelReader.state = expected.next;
+  checkReferrals(model, after, where);
   for (const mail of mails) {
     if (mail.kind === 'welcome') model.readers[mail.reader]!.welcomed = true;
     if (mail.link) model.links.push({ ...mail.link, reader: mail.reader, changesAtMail: model.readers[mail.reader]!.changes, used: false });
@@ -113,10 +164,12 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
 }
 
 /** The e-mails of a step: what the table says, to whom it says, within the link holders' budget. */
-function checkMail(model: LifeModel, reader: number, event: LifeEvent, expected: ReturnType<typeof next>, mails: QueuedMail[], where: string): void {
-  const others = mails.filter((mail) => mail.reader !== reader);
+function checkMail(model: LifeModel, reader: number, event: LifeEvent, expected: ReturnType<typeof next>, mails: QueuedMail[], where: string, thanksTo: number | null): void {
+  const thanks = mails.filter((mail) => mail.kind === 'referral-thanks').map((mail) => mail.reader);
+  expect(thanks, `referral thanks after ${where}`).toEqual(thanksTo === null ? [] : [thanksTo]);
+  const others = mails.filter((mail) => mail.reader !== reader && mail.kind !== 'referral-thanks');
   expect(others, `mail to another mailbox after ${where}`).toEqual([]);
-  const mine = mails.filter((mail) => mail.reader === reader).map((mail) => mail.kind);
+  const mine = mails.filter((mail) => mail.reader === reader && mail.kind !== 'referral-thanks').map((mail) => mail.kind);
   const modelReader = model.readers[reader]!;
   let wanted: string[] = [];
   if (expected.mail === 'welcome') wanted = modelReader.welcomed ? [] : ['welcome'];
@@ -167,7 +220,35 @@ export class Signup implements fc.AsyncCommand<LifeModel, LifeReal> {
   toString = () => `signup(reader ${this.reader}, spelling ${this.spelling})`;
 }
 
-const FOOTER_ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete'] as const;
+/**
+ * A signup through a share link: the code `referrer`'s row has now, or one it had before (replaced,
+ * or of a row deleted since), or caught by the honeypot (no event: nothing is kept).
+ */
+export class SharedSignup implements fc.AsyncCommand<LifeModel, LifeReal> {
+  constructor(
+    readonly reader: number,
+    readonly spelling: number,
+    readonly referrer: number,
+    readonly code: 'current' | 'old',
+    readonly trapped: boolean,
+  ) {}
+  check = () => true;
+  run(model: LifeModel, real: LifeReal) {
+    if (!this.trapped) model.readers[this.reader]!.signups += 1;
+    const overLimit = !this.trapped && model.readers[this.reader]!.signups > SIGNUPS_PER_ADDRESS_PER_DAY;
+    return step(model, real, this.reader, model.mode === 'single' ? 'signup-shared-single' : 'signup-shared-double', async (_, rows) => {
+      const current = rowOf(rows, this.referrer)?.shareCode;
+      const code = this.code === 'current' ? current : [...(real.codes.get(this.referrer) ?? [])].find((seen) => seen !== current);
+      if (code === undefined) return { skipped: true };
+      const status = await postSignup(real.system, model.mode, real.spellings[this.reader]![this.spelling]!, { share: code, trap: this.trapped });
+      if (overLimit) expect(status, 'a signup over the mailbox limit').toBe(model.mode === 'single' ? 429 : 202);
+      return { status, ...(overLimit || this.trapped ? { refused: true as const } : {}), ...(code === current ? { creditTo: this.referrer } : {}) };
+    });
+  }
+  toString = () => `sharedSignup(reader ${this.reader}, spelling ${this.spelling}, ${this.code} code of reader ${this.referrer}${this.trapped ? ', honeypot filled' : ''})`;
+}
+
+const FOOTER_ACTIONS = ['unsubscribe', 'resubscribe', 'download', 'delete', 'replace-share'] as const;
 
 /** The footer page's button, pressed `presses` times in a row (a forwarded digest in several hands). */
 export class Footer implements fc.AsyncCommand<LifeModel, LifeReal> {
@@ -309,6 +390,9 @@ export const lifeCommands = [
   footer,
   footer,
   fc.tuple(reader, spelling).map(([r, s]) => new Signup(r, s)),
+  fc
+    .tuple(reader, spelling, fc.constantFrom(0, 1), fc.constantFrom('current' as const, 'current' as const, 'old' as const), fc.constantFrom(false, false, false, true))
+    .map(([r, s, referrer, code, trapped]) => new SharedSignup(r, s, referrer, code, trapped)),
   fc.tuple(reader, fc.boolean()).map(([r, old]) => new OneClick(r, old)),
   fc.tuple(reader, spelling).map(([r, s]) => new LegacySpelling(r, s)),
   fc.tuple(fc.nat({ max: 2 }), fc.constantFrom('confirm' as const, 'link' as const)).map(([pick, kind]) => new PressLink(pick, kind)),
@@ -321,8 +405,9 @@ export const lifeCommands = [
 export async function runLife(system: LifeSystem, mode: Mode, commands: Iterable<fc.AsyncCommand<LifeModel, LifeReal>>): Promise<void> {
   system.lives += 1;
   const spellings = lifeSpellings(`${process.pid.toString(36)}${system.lives.toString(36)}${Math.random().toString(36).slice(2, 6)}`);
-  const model: LifeModel = { mode, readers: spellings.map(() => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0, signups: 0, confirmed: false })), links: [] };
-  await fc.asyncModelRun(() => ({ model, real: { system, spellings, ids: new Map(), merged: new Map() } }), commands);
+  const readers = spellings.map((): ReaderModel => ({ state: 'none', welcomed: false, holderMails: 0, changes: 0, signups: 0, confirmed: false, referredBy: null, everActive: false, thanked: false }));
+  const model: LifeModel = { mode, readers, links: [] };
+  await fc.asyncModelRun(() => ({ model, real: { system, spellings, ids: new Map(), merged: new Map(), codes: new Map() } }), commands);
 }
 
 /** One generated life: a mode, then a short sequence of events over a new pair of mailboxes. */

@@ -11,14 +11,14 @@ describe('the subscriber lifecycle table', () => {
   });
 
   it('lets nobody but the owner make a row active or bring it back from leaving', () => {
-    const ownersOnly = new Set(['confirm-current', 'fresh-resubscribe', 'signup-single', 'import']);
+    const ownersOnly = new Set(['confirm-current', 'fresh-resubscribe', 'signup-single', 'signup-shared-single', 'import']);
     for (const state of STATES) {
       for (const event of EVENTS) {
         const { next: after } = next(state, event);
         const revived = after === 'active' && state !== 'active';
         if (revived && !ownersOnly.has(event)) throw new Error(`${event} makes ${state} active`);
         // Single mode's signup revives only what the reader themselves left (unsubscribed) or never finished.
-        if (revived && event === 'signup-single') expect(['none', 'pending', 'unsubscribed']).toContain(state);
+        if (revived && (event === 'signup-single' || event === 'signup-shared-single')) expect(['none', 'pending', 'unsubscribed']).toContain(state);
         if (revived && event === 'import') expect(state).toBe('none');
       }
     }

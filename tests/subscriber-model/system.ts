@@ -12,6 +12,7 @@ import { createFreshLinkToken, type LinkPurpose } from '../../server/subscribers
 import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
+import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
 import { newWebhookSecret } from '../support/resend-webhook.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 
@@ -28,7 +29,7 @@ export interface MailedLink {
 /** One e-mail the system queued in a step, by the mailbox (life-local reader number) it went to. */
 export interface QueuedMail {
   reader: number;
-  kind: 'confirmation' | 'welcome' | 'fresh-link' | 'other';
+  kind: 'confirmation' | 'welcome' | 'fresh-link' | 'referral-thanks' | 'other';
   link: MailedLink | null;
 }
 
@@ -36,6 +37,10 @@ export interface RowState {
   id: string;
   email: string;
   status: string;
+  /** The row's share code, the row whose share link created it, and the readers credited to it. */
+  shareCode: string;
+  referredBy: string | null;
+  referrals: number;
 }
 
 export interface LifeSystem {
@@ -56,7 +61,8 @@ const QUEUE_ONLY: OutboxWorker = { start() {}, wake() {}, deliverDue: async () =
 
 export async function startLifeSystem(store: Store, sql: SqlClient): Promise<LifeSystem> {
   const webhookSecret = newWebhookSecret();
-  const config = { welcomeEmail: true, resendWebhookSecret: webhookSecret, rateLimitPerMinute: 1_000_000 };
+  // A thanks at the first referral: with two mailboxes a life, a referrer is credited at most once at a time.
+  const config = { welcomeEmail: true, resendWebhookSecret: webhookSecret, rateLimitPerMinute: 1_000_000, referralMilestones: [1] };
   const single = await startTestServer({ store, outbox: QUEUE_ONLY, config: { ...config, signupConfirmation: 'single' } });
   const double = await startTestServer({ store, outbox: QUEUE_ONLY, config: { ...config, signupConfirmation: 'double' } });
   const keys = subscriberKeys(TEST_UNSUBSCRIBE_SECRET, [], storedMailboxKey(store));
@@ -90,7 +96,7 @@ export const stored = (raw: string): string => {
 };
 
 interface StepRead {
-  rows: { id: string; email: string; status: string }[] | null;
+  rows: { id: string; email: string; status: string; share_code: string; referred_by: string | null; referrals: number }[] | null;
   mails: { id: string; kind: string; subscriber_id: string | null; payload: Record<string, unknown>; created_at: string }[] | null;
 }
 
@@ -109,7 +115,8 @@ export async function readStep(
   // same at the ten-thousandth life as at the first), then grouped by the server's rule.
   const result = await system.sql.query<StepRead>(
     `select
-       (select json_agg(json_build_object('id', e.id::text, 'email', e.email, 'status', e.status))
+       (select json_agg(json_build_object('id', e.id::text, 'email', e.email, 'status', e.status, 'share_code', e.share_code, 'referred_by', e.referred_by::text,
+                'referrals', (select count(*) from public.email_signups r where r.referred_by = e.id and r.first_active_at is not null)))
           from public.email_signups e where e.mailbox = any($1::text[]) or e.email = any($3::text[])) as rows,
        (select json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'subscriber_id', m.subscriber_id, 'payload', m.payload, 'created_at', m.created_at) order by m.id)
           from public.mail_outbox m where m.id > $2) as mails`,
@@ -118,7 +125,11 @@ export async function readStep(
   const read = result.rows[0]!;
   const parse = <T>(value: T | string | null): T | null => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
   const found = (parse(read.rows) ?? []).map((row) => ({ ...row, key: mailboxKey(row.email) }));
-  const rows = keys.map((key) => found.filter((row) => row.key === key).map(({ id, email, status }) => ({ id, email, status })));
+  const rows = keys.map((key) =>
+    found
+      .filter((row) => row.key === key)
+      .map((row) => ({ id: row.id, email: row.email, status: row.status, shareCode: row.share_code, referredBy: row.referred_by, referrals: Number(row.referrals) })),
+  );
   const owner = readerOf(rows);
   const mails: QueuedMail[] = [];
   for (const row of parse(read.mails) ?? []) {
@@ -130,7 +141,7 @@ export async function readStep(
   return { rows, mails };
 }
 
-const MAIL_KINDS: Record<string, QueuedMail['kind']> = { confirm: 'confirmation', welcome: 'welcome', link: 'fresh-link' };
+const MAIL_KINDS: Record<string, QueuedMail['kind']> = { confirm: 'confirmation', welcome: 'welcome', link: 'fresh-link', referral_thanks: 'referral-thanks' };
 
 function linkOf(kind: string, subscriberId: string, payload: Record<string, unknown>, createdAt: Date): MailedLink | null {
   if (kind === 'confirm') {
@@ -152,11 +163,13 @@ function linkOf(kind: string, subscriberId: string, payload: Record<string, unkn
 
 const form = (body: string) => ({ method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
 
-export async function postSignup(system: LifeSystem, mode: Mode, email: string): Promise<number> {
+/** A signup from the home page: plain, or through a share code (landing on the home page), or one the honeypot catches. */
+export async function postSignup(system: LifeSystem, mode: Mode, email: string, via: { share?: string; trap?: boolean } = {}): Promise<number> {
+  const origin = via.share === undefined ? {} : { share: via.share, landing: 'home' };
   const response = await fetch(`${system.servers[mode].url}/api/subscribe`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, source: '/' }),
+    body: JSON.stringify({ email, source: '/', ...origin, ...(via.trap ? { [HONEYPOT_FIELD]: 'https://spam.example' } : {}) }),
   });
   await response.arrayBuffer();
   return response.status;
