@@ -12,6 +12,7 @@ import type { Recap, RecapEntry } from '../content/schema.ts';
 import { goUrlFor, PAGE_ENTRY } from '../content/go-links.ts';
 import { site, withCampaign } from '../content/site.ts';
 import { weekLabel } from '../content/text.ts';
+import { referralText } from '../content/referrals.ts';
 import { Footer, FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
 import { Brand, EmailFrame } from './kit/Frame.tsx';
 import { Preview } from './kit/Preview.tsx';
@@ -28,6 +29,8 @@ export interface WeeklyDigestEmailProps {
   unsubscribeUrl: string;
   /** 'Your subscription' (state, download, delete); by default the unsubscribe link's token on that page. */
   subscriptionUrl?: string;
+  /** This subscriber's share link (/r/{code}); the site's home page for an address with none (a test send). */
+  shareUrl?: string;
   siteUrl: string;
 }
 
@@ -94,7 +97,16 @@ export function subscriptionUrlFromUnsubscribe(unsubscribeUrl: string): string {
   return url.toString();
 }
 
-export function WeeklyDigestEmail({ recap, unsubscribeUrl, subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl), siteUrl }: WeeklyDigestEmailProps) {
+/** The site's home page, where a copy without a share code sends its share line. */
+export const siteHomeOf = (siteUrl: string) => `${siteUrl.replace(/\/+$/, '')}/`;
+
+export function WeeklyDigestEmail({
+  recap,
+  unsubscribeUrl,
+  subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl),
+  siteUrl,
+  shareUrl = siteHomeOf(siteUrl),
+}: WeeklyDigestEmailProps) {
   const week = recap.date;
   return (
     <EmailFrame
@@ -120,6 +132,9 @@ export function WeeklyDigestEmail({ recap, unsubscribeUrl, subscriptionUrl = sub
       </a>
       <hr style={styles.hr} />
       <Footer marginTop="16px">
+        {referralText.digestFooter} <FooterLink href={shareUrl}>{shareUrl}</FooterLink>
+      </Footer>
+      <Footer marginTop="12px">
         {emailText.footerWhy(site.name)} <SiteLink siteUrl={siteUrl} href={withCampaign(siteUrl, { medium: 'email', week })} />
         .{' '}
         <FooterLink href={unsubscribeUrl}>{footerText.unsubscribe}</FooterLink> {emailText.unsubscribeNote} <SubscriptionLink href={subscriptionUrl} />

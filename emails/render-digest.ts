@@ -1,11 +1,11 @@
 // Turns a recap into the Monday e-mail's HTML and plain-text parts. Every subscriber's copy differs
-// only in the unsubscribe link, so a run renders the template once per recap and then swaps a
+// only in the unsubscribe link (and the subscription page's, with the same token) and the share link, so a run renders the template once per recap and then swaps a
 // marker for each subscriber's link: thousands of copies cost string replaces, not React renders.
 import { render } from '@react-email/components';
 import { createElement } from 'react';
 import type { Recap } from '../content/schema.ts';
 import { weekTitle } from '../content/text.ts';
-import { subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
+import { siteHomeOf, subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
 
 export interface RenderedEmail {
   subject: string;
@@ -17,7 +17,11 @@ export interface RenderedEmail {
 const plainTextOptions = {
   plainText: true,
   htmlToTextOptions: {
-    selectors: ['h1', 'h2', 'h3'].map((selector) => ({ selector, options: { uppercase: false } })),
+    selectors: [
+      ...['h1', 'h2', 'h3'].map((selector) => ({ selector, options: { uppercase: false } })),
+      // The share link shows its own address as its text: written once, not twice.
+      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    ],
   },
 } as const;
 
@@ -48,19 +52,20 @@ export async function renderDigestEmail(props: WeeklyDigestEmailProps): Promise<
 // Letters only: survives HTML escaping and text conversion unchanged, and no real link contains it.
 const MARKER_URL = 'https://unsubscribe.invalid/LWDIGESTUNSUBSCRIBEMARKER';
 const SUBSCRIPTION_MARKER_URL = 'https://subscription.invalid/LWDIGESTSUBSCRIPTIONMARKER';
+const SHARE_MARKER_URL = 'https://share.invalid/LWDIGESTSHAREMARKER';
 
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 // Split on either marker: the parts alternate text, marker, text, ...
-const MARKERS = new RegExp(`(${MARKER_URL}|${SUBSCRIPTION_MARKER_URL})`.replace(/\./g, '\\.'));
+const MARKERS = new RegExp(`(${MARKER_URL}|${SUBSCRIPTION_MARKER_URL}|${SHARE_MARKER_URL})`.replace(/\./g, '\\.'));
 
 /**
  * A copy from a template rendered with the marker links: the digest job stores templates (so a
  * batch can be resent word for word after a crash) and personalizes them with this. The
  * subscription page's link is derived from the unsubscribe link (same signed token).
  */
-export function personalizeTemplate(template: RenderedEmail, unsubscribeUrl: string): RenderedEmail {
+export function personalizeTemplate(template: RenderedEmail, unsubscribeUrl: string, shareUrl = siteHomeOf(unsubscribeUrl.slice(0, unsubscribeUrl.lastIndexOf('/unsubscribe')))): RenderedEmail {
   const subscriptionUrl = subscriptionUrlFromUnsubscribe(unsubscribeUrl);
   const fill = (body: string, links: Record<string, string>) =>
     body
@@ -69,8 +74,8 @@ export function personalizeTemplate(template: RenderedEmail, unsubscribeUrl: str
       .join('');
   return {
     subject: template.subject,
-    html: fill(template.html, { [MARKER_URL]: escapeAttribute(unsubscribeUrl), [SUBSCRIPTION_MARKER_URL]: escapeAttribute(subscriptionUrl) }),
-    text: fill(template.text, { [MARKER_URL]: unsubscribeUrl, [SUBSCRIPTION_MARKER_URL]: subscriptionUrl }),
+    html: fill(template.html, { [MARKER_URL]: escapeAttribute(unsubscribeUrl), [SUBSCRIPTION_MARKER_URL]: escapeAttribute(subscriptionUrl), [SHARE_MARKER_URL]: escapeAttribute(shareUrl) }),
+    text: fill(template.text, { [MARKER_URL]: unsubscribeUrl, [SUBSCRIPTION_MARKER_URL]: subscriptionUrl, [SHARE_MARKER_URL]: shareUrl }),
   };
 }
 
@@ -80,13 +85,13 @@ export interface PreparedDigest {
   webUrl: string;
   /** The rendered e-mail with markers where each subscriber's unsubscribe and subscription links go. */
   template: RenderedEmail;
-  /** This subscriber's copy: the rendered template with their unsubscribe (and subscription page) link in place. */
-  personalize(unsubscribeUrl: string): RenderedEmail;
+  /** This subscriber's copy: the rendered template with their unsubscribe, subscription page and share links in place. */
+  personalize(unsubscribeUrl: string, shareUrl?: string): RenderedEmail;
 }
 
 export async function prepareDigest(recap: Recap, siteUrl: string): Promise<PreparedDigest> {
   const webUrl = webUrlFor(recap, siteUrl);
-  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL, subscriptionUrl: SUBSCRIPTION_MARKER_URL });
+  const template = await renderDigestEmail({ recap, webUrl, siteUrl, unsubscribeUrl: MARKER_URL, subscriptionUrl: SUBSCRIPTION_MARKER_URL, shareUrl: SHARE_MARKER_URL });
   if (!template.html.includes(MARKER_URL) || !template.text.includes(MARKER_URL)) {
     throw new Error('The digest template lost its unsubscribe link: both parts must contain it.');
   }
@@ -95,6 +100,6 @@ export async function prepareDigest(recap: Recap, siteUrl: string): Promise<Prep
     subject: template.subject,
     webUrl,
     template,
-    personalize: (unsubscribeUrl) => personalizeTemplate(template, unsubscribeUrl),
+    personalize: (unsubscribeUrl, shareUrl) => personalizeTemplate(template, unsubscribeUrl, shareUrl),
   };
 }

@@ -555,7 +555,10 @@ CREATE FUNCTION public.digest_undelivered(p_recap_date date, p_after text, p_lim
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
-  select coalesce(jsonb_agg(jsonb_build_object('id', page.id, 'email', page.email) order by page.id), '[]'::jsonb)
+  select coalesce(jsonb_agg(jsonb_build_object(
+           'id', page.id, 'email', page.email,
+           'share_code', (select s.share_code from public.email_signups s where s.id = page.id::uuid)
+         ) order by page.id), '[]'::jsonb)
   from (
     select a.id, a.email
     from public.digest_active_subscribers a

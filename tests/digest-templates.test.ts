@@ -100,7 +100,7 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
     expect(templateRequests('template-created')).toBe(1);
     expect(templateRequests('template-published')).toBe(1);
     const [template] = [...fake.templates.values()];
-    expect(template).toMatchObject({ status: 'published', alias: digestTemplateOf(content)!.alias, variables: [expect.objectContaining({ key: 'LINK_TOKEN' })] });
+    expect(template).toMatchObject({ status: 'published', alias: digestTemplateOf(content)!.alias, variables: [expect.objectContaining({ key: 'LINK_TOKEN' }), expect.objectContaining({ key: 'SHARE_CODE' })] });
     // What made copies heavy is now sent once: a batch carries the token, not the body.
     expect(template!.html.length).toBeGreaterThan(10_000);
   });
@@ -136,7 +136,7 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
 
   it('publishes a template an earlier run created but left a draft, instead of creating another', async () => {
     const template = digestTemplateOf(content)!;
-    const draft = await new Resend('re_test_templates', { baseUrl: fake.url }).templates.create({ name: template.name, alias: template.alias, subject: template.subject, html: template.html, text: template.text, variables: [{ key: 'LINK_TOKEN', type: 'string' }] });
+    const draft = await new Resend('re_test_templates', { baseUrl: fake.url }).templates.create({ name: template.name, alias: template.alias, subject: template.subject, html: template.html, text: template.text, variables: template.variables.map((key) => ({ key, type: 'string' as const })) });
     expect(draft.error).toBeNull();
     expect(await run(opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
     expectEveryoneServedOnceAsBefore();
@@ -196,7 +196,7 @@ describe('A templated message', () => {
     const template = digestTemplateOf(content)!;
     expect(template).not.toBeNull();
     for (const id of ['1', '00000000-0000-4000-8000-000000000000', 'ünïcödé id', 'a&b"<c>']) {
-      const subscriber = { id, email: 'someone@example.com' };
+      const subscriber = { id, email: 'someone@example.com', shareCode: 'fedcba9876543210' };
       const filled = wholeMessage(templatedMessageFrom(content, { ...template, id: 'x' }, subscriber, SECRET));
       expect(filled).toEqual(messageFrom(content, subscriber, SECRET));
     }

@@ -54,6 +54,8 @@ interface Setup {
   digestOutbox: string;
   /** Footer links of the first digest, by address. */
   links: Map<string, string>;
+  /** The share link in each address's first digest (its footer, as sent). */
+  shareLinks: Map<string, string>;
   unsubscribeLinks: Map<string, string>;
 }
 
@@ -79,13 +81,16 @@ async function setUp(kind: (typeof kinds)[number], mode: 'single' | 'double', em
   await digest({ server, digestOutbox });
   const links = new Map<string, string>();
   const unsubscribeLinks = new Map<string, string>();
+  const shareLinks = new Map<string, string>();
   for (const eml of await readOutbox(digestOutbox)) {
     links.set(eml.to, linksIn(eml, `${server.url}/subscription?token=`)[0]!);
+    shareLinks.set(eml.to, linksIn(eml, `${server.url}/r/`)[0]!);
+    expect(eml.text, 'the share link in the plain-text part').toContain(shareLinks.get(eml.to));
     // The List-Unsubscribe header still names the unsubscribe link, exactly as before.
     expect(eml.headers['list-unsubscribe']).toMatch(new RegExp(`^<${server.url}/unsubscribe\\?token=[^>]+>$`));
     unsubscribeLinks.set(eml.to, eml.headers['list-unsubscribe']!.slice(1, -1));
   }
-  return { server, sql, drop, digestOutbox, links, unsubscribeLinks };
+  return { server, sql, drop, digestOutbox, links, unsubscribeLinks, shareLinks };
 }
 
 async function tearDown(setup: Setup | undefined) {
@@ -147,7 +152,9 @@ for (const kind of kinds) {
         expect(await page.content()).not.toContain('ada@');
         expect(await page.getByRole('button').allTextContents()).toEqual(['Unsubscribe', 'Download my data', 'Delete my data', 'Replace my share link']);
         expect(await mainText(page)).toContain('Nobody has joined through your link yet.');
-        expect(await page.locator('a[data-share-link]').textContent()).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
+        // The link the page offers is the one the digest's footer carried.
+        expect(await page.locator('a[data-share-link]').textContent()).toBe(setup.shareLinks.get('ada@example.com'));
+        expect(setup.shareLinks.get('ada@example.com')).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
       } finally {
         await page.close();
       }

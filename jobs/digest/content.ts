@@ -8,6 +8,7 @@ import { wholeMessage } from '../../server/mail/template.ts';
 import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../../server/mail/types.ts';
 import type { DigestContent, Subscriber } from '../../server/store/types.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/unsubscribe-token.ts';
+import { shareLinkPath } from '../../server/subscribers/share-codes.ts';
 
 const sha256 = (...parts: string[]) => {
   const hash = createHash('sha256');
@@ -46,15 +47,20 @@ function envelopeOf(content: DigestContent, subscriber: Subscriber, unsubscribeU
 }
 
 /** One subscriber's message from a rendering; the same inputs always give the same message. */
+/** The subscriber's share link; undefined (the site's home page) for an address with no code. */
+const shareUrlOf = (siteUrl: string, subscriber: Subscriber) => (subscriber.shareCode ? `${siteUrl.replace(/\/+$/, '')}${shareLinkPath(subscriber.shareCode)}` : undefined);
+
 export function messageFrom(content: DigestContent, subscriber: Subscriber, unsubscribeSecret: string, subjectPrefix = ''): OutgoingMessage {
   const url = unsubscribeUrlFor(content.siteUrl, createUnsubscribeToken(subscriber.id, unsubscribeSecret));
-  const copy = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, url);
+  const copy = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, url, shareUrlOf(content.siteUrl, subscriber));
   return { ...envelopeOf(content, subscriber, url, subjectPrefix ? 'test' : 'digest'), subject: `${subjectPrefix}${copy.subject}`, html: copy.html, text: copy.text };
 }
 
 /** Builds each subscriber's message of a rendering: through the prepared template when there is one, else whole. */
 export function messageMaker(content: DigestContent, template: PreparedTemplate | null, unsubscribeSecret: string): (subscriber: Subscriber) => BatchMessage {
-  return template ? (s) => templatedMessageFrom(content, template, s, unsubscribeSecret) : (s) => messageFrom(content, s, unsubscribeSecret);
+  // A copy without a share code (none in the database that wrote the batch) is sent whole, with the
+  // site's home page in its share line: the template's placeholder needs a code.
+  return template ? (s) => (s.shareCode ? templatedMessageFrom(content, template, s, unsubscribeSecret) : messageFrom(content, s, unsubscribeSecret)) : (s) => messageFrom(content, s, unsubscribeSecret);
 }
 
 /**
@@ -84,6 +90,9 @@ export function rebuildMessages(
 // with both links filled in for a token marker, and the marker then made the placeholder.
 const TOKEN_VARIABLE = 'LINK_TOKEN';
 const TOKEN_MARKER = 'LWDIGESTLINKTOKENMARKER';
+// The share link's code is the second variable: 16 hex digits, unchanged by links and escaping.
+const SHARE_VARIABLE = 'SHARE_CODE';
+const SHARE_MARKER = 'LWDIGESTSHARECODEMARKER';
 
 /**
  * The shared template for a stored rendering, or null when one cannot stand for it exactly: the
@@ -92,18 +101,23 @@ const TOKEN_MARKER = 'LWDIGESTLINKTOKENMARKER';
  */
 export function digestTemplateOf(content: DigestContent): MessageTemplate | null {
   if ([content.subject, content.html, content.bodyText].some((part) => part.includes('{{') || part.includes('}}'))) return null;
-  const marked = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, unsubscribeUrlFor(content.siteUrl, TOKEN_MARKER));
+  const marked = personalizeTemplate(
+    { subject: content.subject, html: content.html, text: content.bodyText },
+    unsubscribeUrlFor(content.siteUrl, TOKEN_MARKER),
+    shareUrlOf(content.siteUrl, { id: 'template', email: 'template@example.com', shareCode: SHARE_MARKER }),
+  );
   const placeholder = `{{{${TOKEN_VARIABLE}}}}`;
+  const sharePlaceholder = `{{{${SHARE_VARIABLE}}}}`;
   const template: MessageTemplate = {
     alias: `launched-weekly-digest-${content.recapDate}-${content.contentHash.slice(0, 16)}`,
     name: `Launched Weekly digest ${content.recapDate} (${content.contentHash.slice(0, 8)})`,
     subject: content.subject,
-    html: marked.html.replaceAll(TOKEN_MARKER, placeholder),
-    text: marked.text.replaceAll(TOKEN_MARKER, placeholder),
-    variables: [TOKEN_VARIABLE],
+    html: marked.html.replaceAll(TOKEN_MARKER, placeholder).replaceAll(SHARE_MARKER, sharePlaceholder),
+    text: marked.text.replaceAll(TOKEN_MARKER, placeholder).replaceAll(SHARE_MARKER, sharePlaceholder),
+    variables: [TOKEN_VARIABLE, SHARE_VARIABLE],
   };
   // A token is letters, digits, '-', '_' and '.': nothing a link or HTML escaping changes. Check one.
-  const probe: Subscriber = { id: 'template-check', email: 'check@example.com' };
+  const probe: Subscriber = { id: 'template-check', email: 'check@example.com', shareCode: '0123456789abcdef' };
   const whole = messageFrom(content, probe, 'template-check');
   const filled = wholeMessage(templatedMessageFrom(content, { ...template, id: template.alias }, probe, 'template-check'));
   return whole.html === filled.html && whole.text === filled.text ? template : null;
@@ -113,5 +127,5 @@ export function digestTemplateOf(content: DigestContent): MessageTemplate | null
 export function templatedMessageFrom(content: DigestContent, template: PreparedTemplate, subscriber: Subscriber, unsubscribeSecret: string): TemplatedMessage {
   const token = createUnsubscribeToken(subscriber.id, unsubscribeSecret);
   const url = unsubscribeUrlFor(content.siteUrl, token);
-  return { ...envelopeOf(content, subscriber, url, 'digest'), subject: content.subject, template, variables: { [TOKEN_VARIABLE]: encodeURIComponent(token) } };
+  return { ...envelopeOf(content, subscriber, url, 'digest'), subject: content.subject, template, variables: { [TOKEN_VARIABLE]: encodeURIComponent(token), [SHARE_VARIABLE]: subscriber.shareCode ?? '' } };
 }

@@ -110,7 +110,9 @@ const runRow = z
     }),
   );
 
-const subscribers = z.array(z.object({ id, email: z.string() }));
+const recipient = { id, email: z.string(), share_code: z.string().nullish() };
+const withShareCode = <T extends { share_code?: string | null }>({ share_code: code, ...rest }: T) => ({ ...rest, ...(code ? { shareCode: code } : {}) });
+const subscribers = z.array(z.object(recipient).transform(withShareCode));
 
 export function digestBatchStore(call: CallFunction): DigestBatchStore {
   return {
@@ -176,7 +178,7 @@ export function digestBatchStore(call: CallFunction): DigestBatchStore {
 
     async digestRecipients(subscriberIds: readonly string[]) {
       if (subscriberIds.length === 0) return [];
-      return z.array(z.object({ id, email: z.string(), active: z.boolean() })).parse(await call('digest_recipients', { p_subscriber_ids: subscriberIds }));
+      return z.array(z.object({ ...recipient, active: z.boolean() }).transform(withShareCode)).parse(await call('digest_recipients', { p_subscriber_ids: subscriberIds }));
     },
 
     async startDigestRun(kind: DigestRunKind, startedAt: Date) {

@@ -142,6 +142,8 @@ export interface MergedSpelling {
 export interface Subscriber {
   id: string;
   email: string;
+  /** The reader's share code, which the Monday e-mail's footer links to; absent for a test send's address. */
+  shareCode?: string;
 }
 
 export interface SubscriberRecord extends Subscriber {

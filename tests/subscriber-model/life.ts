@@ -234,12 +234,13 @@ export class SharedSignup implements fc.AsyncCommand<LifeModel, LifeReal> {
   ) {}
   check = () => true;
   run(model: LifeModel, real: LifeReal) {
-    if (!this.trapped) model.readers[this.reader]!.signups += 1;
-    const overLimit = !this.trapped && model.readers[this.reader]!.signups > SIGNUPS_PER_ADDRESS_PER_DAY;
     return step(model, real, this.reader, model.mode === 'single' ? 'signup-shared-single' : 'signup-shared-double', async (_, rows) => {
       const current = rowOf(rows, this.referrer)?.shareCode;
       const code = this.code === 'current' ? current : [...(real.codes.get(this.referrer) ?? [])].find((seen) => seen !== current);
       if (code === undefined) return { skipped: true };
+      // The honeypot answers before anything is counted against the mailbox.
+      if (!this.trapped) model.readers[this.reader]!.signups += 1;
+      const overLimit = !this.trapped && model.readers[this.reader]!.signups > SIGNUPS_PER_ADDRESS_PER_DAY;
       const status = await postSignup(real.system, model.mode, real.spellings[this.reader]![this.spelling]!, { share: code, trap: this.trapped });
       if (overLimit) expect(status, 'a signup over the mailbox limit').toBe(model.mode === 'single' ? 429 : 202);
       return { status, ...(overLimit || this.trapped ? { refused: true as const } : {}), ...(code === current ? { creditTo: this.referrer } : {}) };

@@ -20,10 +20,11 @@ export async function addSignup(store: Store, email: string, source: string | nu
   return decision.outcome === 'subscribed' ? 'subscribed' : 'already_subscribed';
 }
 
-/** Active subscribers in a stable order (by id), `limit` at a time after `afterId`. */
+/** Active subscribers in a stable order (by id), `limit` at a time after `afterId`, as the digest has them (with their share codes). */
 export async function listActiveSubscribers(store: Store, afterId: string | null, limit: number): Promise<Subscriber[]> {
   const records = await listSubscribers(functionsOf(store), afterId, limit, true);
-  return records.map(({ id, email }) => ({ id, email }));
+  const codes = new Map((await store.digestRecipients(records.map((r) => r.id))).map((r) => [r.id, r.shareCode]));
+  return records.map(({ id, email }) => ({ id, email, ...(codes.get(id) ? { shareCode: codes.get(id)! } : {}) }));
 }
 
 /** Of the given subscribers, those that already have a delivery for this recap. */
