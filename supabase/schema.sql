@@ -442,6 +442,18 @@ CREATE FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone
 $$;
 
 --
+-- Name: digest_record_schedule_start(text, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_record_schedule_start(p_cron text, p_timezone text, p_at timestamp with time zone) RETURNS void
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  insert into public.digest_schedule_starts (started_at, cron, timezone) values (p_at, p_cron, p_timezone)
+    on conflict do nothing;
+$$;
+
+--
 -- Name: digest_renew_tick(timestamp with time zone, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -472,6 +484,21 @@ CREATE FUNCTION public.digest_save_content(p_content_hash text, p_recap_date dat
     returning 1
   )
   select to_jsonb(exists (select 1 from saved));
+$$;
+
+--
+-- Name: digest_schedule_in_force(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_schedule_in_force(p_at timestamp with time zone) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  select jsonb_build_object('cron', s.cron, 'timezone', s.timezone, 'started_at', s.started_at)
+  from public.digest_schedule_starts s
+  where s.started_at <= p_at
+  order by s.started_at desc
+  limit 1;
 $$;
 
 --
@@ -2470,6 +2497,18 @@ ALTER TABLE public.digest_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY 
 );
 
 --
+-- Name: digest_schedule_starts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.digest_schedule_starts (
+    started_at timestamp with time zone NOT NULL,
+    cron text NOT NULL,
+    timezone text NOT NULL,
+    CONSTRAINT digest_schedule_starts_cron_check CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
+    CONSTRAINT digest_schedule_starts_timezone_check CHECK (((length(timezone) >= 1) AND (length(timezone) <= 100)))
+);
+
+--
 -- Name: digest_tick_claims; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2825,6 +2864,13 @@ ALTER TABLE ONLY public.digest_recap_sends
 
 ALTER TABLE ONLY public.digest_runs
     ADD CONSTRAINT digest_runs_pkey PRIMARY KEY (id);
+
+--
+-- Name: digest_schedule_starts digest_schedule_starts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.digest_schedule_starts
+    ADD CONSTRAINT digest_schedule_starts_pkey PRIMARY KEY (started_at, cron, timezone);
 
 --
 -- Name: digest_tick_claims digest_tick_claims_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3296,6 +3342,12 @@ ALTER TABLE public.digest_recap_sends ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.digest_runs ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: digest_schedule_starts; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.digest_schedule_starts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: digest_tick_claims; Type: ROW SECURITY; Schema: public; Owner: -
 --
 
@@ -3594,6 +3646,13 @@ REVOKE ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with ti
 GRANT ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) TO service_role;
 
 --
+-- Name: FUNCTION digest_record_schedule_start(p_cron text, p_timezone text, p_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_record_schedule_start(p_cron text, p_timezone text, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_record_schedule_start(p_cron text, p_timezone text, p_at timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION digest_renew_tick(p_tick timestamp with time zone, p_holder text, p_until timestamp with time zone); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3606,6 +3665,13 @@ GRANT ALL ON FUNCTION public.digest_renew_tick(p_tick timestamp with time zone, 
 
 REVOKE ALL ON FUNCTION public.digest_save_content(p_content_hash text, p_recap_date date, p_sender text, p_site_url text, p_secret_fingerprint text, p_subject text, p_html text, p_body_text text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_save_content(p_content_hash text, p_recap_date date, p_sender text, p_site_url text, p_secret_fingerprint text, p_subject text, p_html text, p_body_text text) TO service_role;
+
+--
+-- Name: FUNCTION digest_schedule_in_force(p_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_schedule_in_force(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_schedule_in_force(p_at timestamp with time zone) TO service_role;
 
 --
 -- Name: FUNCTION digest_settle_batch(p_id bigint, p_state text, p_accepted jsonb, p_failure jsonb, p_settled_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
@@ -4139,6 +4205,12 @@ GRANT ALL ON TABLE public.digest_runs TO service_role;
 GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO anon;
 GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.digest_runs_id_seq TO service_role;
+
+--
+-- Name: TABLE digest_schedule_starts; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON TABLE public.digest_schedule_starts TO service_role;
 
 --
 -- Name: TABLE digest_tick_claims; Type: ACL; Schema: public; Owner: -

@@ -7,7 +7,8 @@
 //   scheduler watches it);
 // - recorded otherwise: it was dealt with (done, told missed, or its week handed to a newer tick);
 // - not recorded, but its week was sent or told missed (by a tick of a DIGEST_CRON since moved), or
-//   sent by hand, or no fresh week was public at it: nothing was lost, or the operator knows;
+//   sent by hand, or no fresh week was public at it, or servers were running another DIGEST_CRON
+//   when it fell (digest_schedule_starts): nothing was lost, or the operator knows;
 // - otherwise missed: run it now, marked late, within DIGEST_CATCHUP_HOURS and the recap's
 //   freshness; past that, record it as missed (one server wins) and tell the operator once, with
 //   the tick before it when that was missed too (a server down for more than a week).
@@ -41,7 +42,7 @@ export interface CatchUpOptions {
   freshnessDays: number;
   /** DIGEST_CATCHUP_HOURS; 0: a missed tick is neither run late nor told. */
   catchUpHours: number;
-  store: Pick<DigestStore, 'digestTicksSince' | 'countDeliveries'>;
+  store: Pick<DigestStore, 'digestTicksSince' | 'countDeliveries' | 'scheduleInForce'>;
   recaps: readonly Recap[];
   now: Date;
 }
@@ -74,6 +75,12 @@ async function weekServed(options: CatchUpOptions, tick: Date, ticks: readonly D
   return (await options.store.countDeliveries(week)) > 0;
 }
 
+/** Whether the newest recorded start at or before `tick` ran a schedule other than this one. */
+async function ranAnotherSchedule(options: CatchUpOptions, tick: Date): Promise<boolean> {
+  const inForce = await options.store.scheduleInForce(tick);
+  return inForce !== null && (inForce.cron !== options.cron || inForce.timezone !== options.timezone);
+}
+
 /** What to do about the newest tick at start-up (see the top of this file). */
 export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchUp> {
   const { now, catchUpHours } = options;
@@ -91,6 +98,9 @@ export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchU
   if (earlier) return { action: 'watch', tick: earlier.tick, leaseUntil: earlier.leaseUntil, late: earlier.late };
   // A tick recorded after it (of the schedule before a DIGEST_CRON change) had servers up and took up its week, told whatever it missed.
   if (ticks.some((t) => t.tick.getTime() > tick.getTime())) return { action: 'held', tick };
+  // Servers were running another DIGEST_CRON when it fell (its newest start before the tick was of
+  // that schedule): the tick was never this schedule's, and that schedule's servers had its week.
+  if (!row && (await ranAnotherSchedule(options, tick))) return { action: 'held', tick };
   if (row || catchUpHours <= 0 || (await weekServed(options, tick, ticks))) return { action: 'held', tick };
   // The tick before counts as missed only when servers ran ticks before it (not on a first start).
   const ranBefore = before !== null && ticks.some((t) => t.tick.getTime() < before.getTime());

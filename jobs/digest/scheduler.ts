@@ -303,6 +303,15 @@ class TickScheduler {
     return null;
   }
 
+  /** Records this server's DIGEST_CRON as in force from its start (a failure is only logged: catch-up reads what there is). */
+  async recordStart(at: Date) {
+    try {
+      await this.store.recordScheduleStart({ cron: this.options.cron, timezone: this.options.timezone }, at);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Weekly digest: could not record this server’s schedule');
+    }
+  }
+
   /**
    * At start-up, or when a tick's timer fired long after it: the newest tick at `at` (when it was
    * asked, not when its turn in the queue came, so a tick that fires meanwhile is left to its timer).
@@ -361,7 +370,10 @@ export function startDigestScheduler(options: SchedulerOptions): DigestScheduler
   scheduler.nextRun = ticks.next;
   const housekeeping = cronTimer(clock, HOUSEKEEPING_CRON, options.timezone, () => (stopping.signal.aborted ? undefined : scheduler.housekeep()));
   const startedAt = clock.now();
-  void scheduler.enqueue(() => scheduler.checkNewestTick(startedAt));
+  void scheduler.enqueue(async () => {
+    await scheduler.recordStart(startedAt);
+    return scheduler.checkNewestTick(startedAt);
+  });
 
   return {
     nextRun: () => ticks.next(),

@@ -1,7 +1,8 @@
 // The sending lease of a recap, over acquire_digest_lock and release_digest_lock
 // (supabase/migrations/20250801000300_digest_lock_function.sql): one holder at a time sends a
 // recap; a lease that is not renewed expires. And the record of DIGEST_CRON ticks
-// (20261130002010_digest_ticks.sql): a tick's claim and its run are made in one transaction.
+// (20261130002010_digest_ticks.sql): a tick's claim and its run are made in one transaction; and
+// which DIGEST_CRON was in force when (20261201003010_digest_schedule_starts.sql).
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 import type { DigestLeaseStore, DigestTick, DigestTickStart } from './types.ts';
@@ -48,6 +49,13 @@ export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
         .array(tickRow)
         .parse(json(await call('digest_ticks_since', { p_since: since.toISOString() })))
         .map((row) => ({ tick: row.tick, holder: row.holder, state: row.state, late: row.late, runId: row.run_id, recapDate: row.recap_date, leaseUntil: row.lease_until, outcome: row.outcome }));
+    },
+    async recordScheduleStart({ cron, timezone }, at) {
+      await call('digest_record_schedule_start', { p_cron: cron, p_timezone: timezone, p_at: at.toISOString() });
+    },
+    async scheduleInForce(at) {
+      const answer = json(await call('digest_schedule_in_force', { p_at: at.toISOString() }));
+      return answer === null || answer === undefined ? null : z.object({ cron: z.string(), timezone: z.string() }).parse(answer);
     },
   };
 }

@@ -337,6 +337,12 @@ export interface DigestTickStart {
 }
 
 /** One DIGEST_CRON tick as recorded (20261130002010_digest_ticks.sql). */
+/** A DIGEST_CRON and its DIGEST_TZ, as a scheduling server runs them. */
+export interface DigestSchedule {
+  cron: string;
+  timezone: string;
+}
+
 export interface DigestTick {
   tick: Date;
   holder: string;
@@ -375,6 +381,10 @@ export interface DigestLeaseStore {
   recordMissedDigestTick(tick: Date, holder: string, now: Date): Promise<boolean>;
   /** The tick record from `since` on, newest first. */
   digestTicksSince(since: Date): Promise<DigestTick[]>;
+  /** Records that a server started scheduling with this DIGEST_CRON and DIGEST_TZ at `at`. */
+  recordScheduleStart(schedule: DigestSchedule, at: Date): Promise<void>;
+  /** The schedule of the newest recorded start at or before `at`; null when none is recorded by then. */
+  scheduleInForce(at: Date): Promise<DigestSchedule | null>;
 }
 
 /** What a backend adds to the operations: which one it is, readiness, shutdown. */
