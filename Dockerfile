@@ -43,10 +43,10 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# V8's memory settings for a small host: the young generation at 2 MB per semi-space, from the
-# start and at most (V8 keeps two, both resident: 4 MB in all, where 4 MB each held 8 MB; the
-# runtime bench measured ~4 MB less RSS after 10,000 requests, docs/performance.md); the old
-# generation grown to 1.25 x what the last full collection kept (V8's default is up to 4 x);
-# WebAssembly (the embedded database) kept on V8's baseline compiler, whose optimising tier would
-# hold ~100 MB more. tests/production-runtime.test.ts checks this is npm start's command.
-CMD ["node", "--max-semi-space-size=2", "--min-semi-space-size=2", "--heap-growing-percent=25", "--liftoff-only", "dist/bin/server.js"]
+# V8's memory settings for a small host: the young generation at 4 MB per semi-space, from the
+# start and at most (2 MB each saved a few MB of RSS but cost the page path about a fifth of its
+# throughput against a plain static server, docs/performance.md); the old generation grown to
+# 1.25 x what the last full collection kept (V8's default is up to 4 x); WebAssembly (the embedded
+# database) kept on V8's baseline compiler, whose optimising tier would hold ~100 MB more.
+# tests/production-runtime.test.ts checks this is npm start's command.
+CMD ["node", "--max-semi-space-size=4", "--min-semi-space-size=4", "--heap-growing-percent=25", "--liftoff-only", "dist/bin/server.js"]

@@ -1,7 +1,9 @@
-// SSR path vs express.static for the same recap page, from the same server process.
+// SSR path vs express.static for the same recap page: the production server (with `npm start`'s
+// node flags and allocator settings) against express.static serving the page it rendered, from a
+// plain Node process of its own with Node's defaults, as an outside check runs them.
 //   npm run bench -- ssr          (or: node --import tsx bench/ssr-vs-static.ts)
 // autocannon, 50 connections, alternating rounds; reports the median requests/s and p99 of each,
-// their ratios, and the server's RSS at the end. The server runs with `npm start`'s node flags.
+// their ratios with the worst round's beside them, and the server's RSS at the end.
 // Goals: SSR ≥ 0.9 × static's requests/s, SSR p99 ≤ 1.2 × static's p99.
 // With `--before REF` both trees' servers (each its own bench/support/bench-server.ts and start
 // flags) are measured in the same rounds, one after the other; the ratio is each tree's own.
@@ -9,7 +11,10 @@
 // BENCH_SSR_PRINT_ONLY=1 (print instead of writing to bench/RESULTS.md).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { recordResults } from './support/results.ts';
@@ -55,6 +60,27 @@ async function startServer(tree: Tree): Promise<BenchServer> {
   return { ...(JSON.parse(line) as { port: number; page: string; bytes: number }), rss: () => rssMiB(child.pid!), stop: () => child.kill('SIGTERM') };
 }
 
+const STATIC_SERVER = fileURLToPath(new URL('./support/static-server.ts', import.meta.url));
+
+/** express.static in its own plain process, serving `html` as /page.html. */
+async function startStaticServer(html: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-static-'));
+  await writeFile(join(dir, 'page.html'), html);
+  const child = spawn(process.execPath, [STATIC_SERVER, dir], { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH } });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`static server exited with ${code}`)));
+  });
+  const { port } = JSON.parse(line) as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/page.html`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function load(url: string): Promise<{ rps: number; p99: number; errors: number; non2xx: number }> {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS });
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
@@ -63,6 +89,7 @@ async function load(url: string): Promise<{ rps: number; p99: number; errors: nu
 interface Measured {
   tree: Tree;
   server: BenchServer;
+  staticServer: { url: string; stop: () => Promise<void> };
   ssr: number[];
   stat: number[];
   ssrP99: number[];
@@ -72,16 +99,22 @@ interface Measured {
 }
 
 const ratios = (m: Measured) => ({ ratio: median(m.ssr) / median(m.stat), p99Ratio: median(m.ssrP99) / median(m.statP99) });
+/** The worst round: its throughput ratio the lowest, its p99 ratio the highest. */
+const worst = (m: Measured) => ({
+  ratio: Math.min(...m.ssr.map((rps, i) => rps / m.stat[i]!)),
+  p99Ratio: Math.max(...m.ssrP99.map((p99, i) => p99 / m.statP99[i]!)),
+});
 
 export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> {
   const trees = before ? [before, currentTree()] : [currentTree()];
   const measured: Measured[] = [];
   try {
-    for (const tree of trees) measured.push({ tree, server: await startServer(tree), ssr: [], stat: [], ssrP99: [], statP99: [], rows: [], rss: 0 });
-    const urls = (m: Measured) => {
-      const base = `http://127.0.0.1:${m.server.port}`;
-      return { ssrUrl: base + m.server.page, staticUrl: `${base}/__static/page.html` };
-    };
+    for (const tree of trees) {
+      const server = await startServer(tree);
+      const html = await (await fetch(`http://127.0.0.1:${server.port}${server.page}`)).text();
+      measured.push({ tree, server, staticServer: await startStaticServer(html), ssr: [], stat: [], ssrP99: [], statP99: [], rows: [], rss: 0 });
+    }
+    const urls = (m: Measured) => ({ ssrUrl: `http://127.0.0.1:${m.server.port}${m.server.page}`, staticUrl: m.staticServer.url });
     for (const m of measured) {
       // Warm-up: JIT, the page cache, the file system cache.
       await autocannon({ url: urls(m).ssrUrl, connections: CONNECTIONS, duration: 2 });
@@ -104,6 +137,7 @@ export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> 
     for (const m of measured) m.rss = await m.server.rss();
     const after = measured.at(-1)!;
     const { ratio, p99Ratio } = ratios(after);
+    const worstAfter = worst(after);
     const server = after.server;
     // One row per round; with a before tree each cell is "before / after".
     const rows = after.rows.map((cells, i) => `| ${i + 1} | ${cells.map((cell, c) => (before ? `${measured[0]!.rows[i]![c]} / ${cell}` : cell)).join(' | ')} |`);
@@ -111,7 +145,7 @@ export async function runSsrVsStatic(before?: Tree): Promise<{ ratio: number }> 
       ? `\`${serverCommand(after.tree)}\` for this tree, \`${serverCommand(before)}\` for ${before.ref} (each tree's own bench/support/bench-server.ts and \`npm start\` environment and flags), the two measured one after the other in each round (a round's cells below: before / after)`
       : `\`${serverCommand(after.tree)}\` (\`npm start\`'s environment and flags)`;
     const summary = (m: Measured) => `SSR ${median(m.ssr).toFixed(0)} req/s, static ${median(m.stat).toFixed(0)} req/s; p99 SSR ${median(m.ssrP99)} ms, static ${median(m.statP99)} ms. Server RSS at the end: ${m.rss.toFixed(0)} MiB.`;
-    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, ${servers}. Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
+    const body = `Page \`${server.page}\` (${server.bytes} bytes of HTML), ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s after a 2 s warm-up each, no compression requested. Server: the production build with request logging on (into a null sink), PGlite store, ${servers}. Static: \`node bench/support/static-server.ts\` (express.static, Node's defaults, a process of its own) serving the HTML the server rendered. Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}.
 ${
   before
     ? `\n${comparisonTable(before, [
@@ -128,15 +162,20 @@ ${rows.join('\n')}
 
 ${before ? `Median, before: ${summary(measured[0]!)} After: ${summary(after)}` : `Median: ${summary(after)}`}
 
+Worst round: SSR / static requests per second ${worstAfter.ratio.toFixed(2)}, SSR p99 / static's p99 ${worstAfter.p99Ratio.toFixed(2)}.
+
 ${goalLines([
   { what: 'SSR / static requests per second', value: ratio, is: '≥', target: 0.9 },
   { what: "SSR p99 / static's p99", value: p99Ratio, is: '≤', target: 1.2 },
 ])}`;
     if (process.env.BENCH_SSR_PRINT_ONLY) console.log(body);
-    else await recordResults('SSR path vs express.static (same recap page, same process)', benchCommand('npm run bench -- ssr', before), body);
+    else await recordResults('SSR path vs express.static (in its own plain process)', benchCommand('npm run bench -- ssr', before), body);
     return { ratio };
   } finally {
-    for (const m of measured) m.server.stop();
+    for (const m of measured) {
+      m.server.stop();
+      await m.staticServer.stop();
+    }
   }
 }
 

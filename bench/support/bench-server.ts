@@ -1,8 +1,8 @@
-// The production app, as `npm start` serves it, plus `express.static` serving a copy of one
-// recap page's HTML from the same process: the reference the SSR path is compared with. Run as
-// a child process so the load generator does not share its event loop.
+// The production app, as `npm start` serves it, on a fresh embedded database. Run as a child
+// process so the load generator does not share its event loop; the static reference is a process
+// of its own (static-server.ts).
 import express from 'express';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +21,6 @@ const renderer = await loadBuiltRenderer();
 
 const outer = express();
 outer.disable('x-powered-by');
-const staticDir = join(dir, 'static');
-outer.use('/__static', express.static(staticDir));
 let port = 0;
 const server = outer.listen(0, '127.0.0.1', async () => {
   port = (server.address() as AddressInfo).port;
@@ -37,16 +35,14 @@ const server = outer.listen(0, '127.0.0.1', async () => {
     }),
   );
   const page = process.argv[2] ?? '/weekly-recap-july-14';
-  const html = await (await fetch(siteUrl + page)).text();
-  const { mkdir } = await import('node:fs/promises');
-  await mkdir(staticDir, { recursive: true });
-  await writeFile(join(staticDir, 'page.html'), html);
+  // `--cold`: nothing requested before the caller's first request (Lighthouse's cold runs).
+  const html = process.argv[3] === '--cold' ? '' : await (await fetch(siteUrl + page)).text();
   process.stdout.write(`${JSON.stringify({ port, page, bytes: Buffer.byteLength(html) })}\n`);
 });
 
 process.on('SIGTERM', () => {
   server.close();
-  // The embedded database and the page copy go with the process: a run leaves nothing in /tmp.
+  // The embedded database goes with the process: a run leaves nothing in /tmp.
   void store
     .close()
     .finally(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }))
