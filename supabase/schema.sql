@@ -1637,8 +1637,19 @@ CREATE FUNCTION public.report_growth(p_weeks integer) RETURNS jsonb
     from public.email_signups e, bounds b
     where e.first_active_at >= b.first_week
   ),
+  -- At most ten rows a week, the rest summed as "(other)": every active reader can bring a value of
+  -- their own, and a table a bot could lengthen at will is no report.
+  ranked as (
+    select week, source, page, count(*)::int as n,
+           row_number() over (partition by week order by count(*) desc, source, page) as place
+    from grown group by 1, 2, 3
+  ),
   by_week as (
-    select week, source, page, count(*)::int as n from grown group by 1, 2, 3
+    select week,
+           case when place <= 10 then source else '(other)' end as source,
+           case when place <= 10 then page end as page,
+           sum(n)::int as n
+    from ranked group by 1, 2, 3
   ),
   pages as (
     select page, count(*)::int as n from grown where page like '/weekly-recap-%' group by 1 order by 2 desc, 1 limit 10

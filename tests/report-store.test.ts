@@ -117,6 +117,19 @@ for (const backend of backends) {
       expect(after.active).toBe(before.active! + 1);
       expect(after.unsubscribed ?? 0).toBe(before.unsubscribed! - 1);
     });
+
+    it('shows at most ten sources a week, the rest summed as (other), nothing lost', async () => {
+      const signUp = (i: number, utmSource: string) =>
+        store.signUp({ email: `origin${i}@growth.test`, source: '/archive', mode: 'single', networkHash: null, addressHashes: [], origin: { utm_source: utmSource, page: '/about' } });
+      for (let i = 0; i < 14; i++) await signUp(i, `campaign-${String(i).padStart(2, '0')}`);
+      // Two more readers from the first campaign: it leads the campaigns.
+      for (const i of [100, 101]) await signUp(i, 'campaign-00');
+      const growth = await store.growthReport(1);
+      expect(growth.weeks.length).toBeLessThanOrEqual(11);
+      expect(growth.weeks.find((row) => row.source === '(other)')?.readers).toBeGreaterThan(0);
+      expect(growth.weeks).toContainEqual({ week: growth.weeks[0]!.week, source: 'campaign-00', page: '/about', readers: 3 });
+      expect(growth.weeks.reduce((sum, row) => sum + row.readers, 0)).toBe(growth.readers);
+    });
   });
 }
 

@@ -1,7 +1,8 @@
 // The e-mails the outbox delivers besides the digest: the double opt-in confirmation, the optional
-// welcome, a referrer's thanks at a milestone, fresh one-use links (link-tokens.ts) and the operator's notices. Each is composed from its outbox row alone, the same way
-// on every attempt (the confirmation link is dated by the row, not by the clock), so a retry under
-// the same idempotency key carries the same body and the provider never sends it twice.
+// welcome, a referrer's thanks at a milestone, fresh one-use links (link-tokens.ts) and the
+// operator's notices. Each is composed from its outbox row alone, the same way on every attempt
+// (the confirmation link is dated by the row, not by the clock), so a retry under the same
+// idempotency key carries the same body and the provider never sends it twice.
 import { createFreshLinkToken, FRESH_LINK_MINUTES, freshLinkUrlFor, LINK_PURPOSES, type LinkPurpose } from '../subscribers/link-tokens.ts';
 import { recaps, type RecapSummary } from '../../content/index.ts';
 import { isPublic } from '../../content/publication.ts';
