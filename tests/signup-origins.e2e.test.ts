@@ -19,7 +19,7 @@ import { maskEmail } from '../server/subscribers/link-tokens.ts';
 import { createUnsubscribeToken, subscriptionUrlFor } from '../server/subscribers/unsubscribe-token.ts';
 import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
-import { linksIn, settledOutbox, type Eml } from './support/outbox.ts';
+import { linksIn, readOutbox, settledOutbox, type Eml } from './support/outbox.ts';
 import { sqlBackends } from './support/sql-backends.ts';
 import { addSignup } from './support/store-ops.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
@@ -56,8 +56,11 @@ async function signUpHere(page: Page, email: string, javaScript: boolean, trap?:
   else await page.getByRole('status').waitFor();
 }
 
-/** The mail to `email` once the outbox has settled. */
-async function mailTo(server: TestServer, email: string): Promise<Eml[]> {
+/** The mail to `email` once the outbox has settled (and, with `subject`, once one with it has come). */
+async function mailTo(server: TestServer, email: string, subject?: string): Promise<Eml[]> {
+  const deadline = Date.now() + 30_000;
+  const arrived = async () => (await readOutbox(server.outboxDir)).some((eml) => eml.to === email && (subject === undefined || eml.subject === subject));
+  while (!(await arrived()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
   return (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
 }
 
@@ -188,7 +191,8 @@ for (const backend of sqlBackends) {
       expect((await shareLinkOf(server, page, referrer.id)).count).toBe(referralText.pageCount(1));
       await page.close();
 
-      const thanks = (await mailTo(server, 'thereferrer@gmail.com')).filter((eml) => eml.subject === referralText.thanks.subject(1));
+      const subject = referralText.thanks.subject(1);
+      const thanks = (await mailTo(server, 'thereferrer@gmail.com', subject)).filter((eml) => eml.subject === subject);
       expect(thanks).toHaveLength(1);
       expect(linksIn(thanks[0]!, `${server.url}/subscription?token=`)).toHaveLength(1);
 

@@ -414,8 +414,9 @@ for (const backend of backends) {
       expect(await store.findDigestBatch('not-a-number')).toBeNull();
       const recipients = await store.digestRecipients([c!.id, d!.id]);
       expect(recipients.sort((x, y) => x.email.localeCompare(y.email))).toEqual([
-        { id: c!.id, email: 'batch-c@example.com', active: true },
-        { id: d!.id, email: 'batch-d@example.com', active: false },
+        // Each with the share code the Monday e-mail's footer links to.
+        { id: c!.id, email: 'batch-c@example.com', active: true, shareCode: expect.stringMatching(/^[0-9a-f]{16}$/) },
+        { id: d!.id, email: 'batch-d@example.com', active: false, shareCode: expect.stringMatching(/^[0-9a-f]{16}$/) },
       ]);
 
       // Someone in a written batch who leaves stays in it; settling records only the accepted.

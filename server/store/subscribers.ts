@@ -139,7 +139,8 @@ const signupArgs = (request: SignupRequest) => ({
   p_network_hash: request.networkHash,
   p_address_hashes: [...request.addressHashes],
   p_welcome: request.welcome === true,
-  p_origin: request.origin ?? null,
+  // Only when there is one: a database migrated before origins were kept has no such argument.
+  ...(request.origin && Object.keys(request.origin).length > 0 ? { p_origin: request.origin } : {}),
 });
 
 /** The subscriber operations. */

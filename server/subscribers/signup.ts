@@ -172,6 +172,13 @@ export interface SignupService {
 const queuesMail = (decision: SignupDecision | null, welcome: boolean) =>
   decision !== null && (decision.outcome === 'send_confirmation' || (welcome && decision.outcome === 'subscribed'));
 
+/**
+ * Whether a signup may have queued an e-mail: its own, or (single mode, through a share link) the
+ * referrer's thanks at a milestone, which a database trigger queues with the new reader's row.
+ */
+const mayQueueMail = (decision: SignupDecision | null, welcome: boolean, origin: SignupOrigin | undefined) =>
+  queuesMail(decision, welcome) || (decision?.outcome === 'subscribed' && origin?.share !== undefined);
+
 export function signupService({ store, mode, welcome, keys, outbox }: SignupServiceOptions): SignupService {
   /** The row a signup from the site or the API writes, in the operator's mode. */
   const requestFor = async (email: string, sourcePath: string, ip: string | undefined, origin?: SignupOrigin): Promise<SignupRequest> => ({
@@ -187,7 +194,7 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
   return {
     async signUpCounted(email, sourcePath, ip, { network, mailbox }, origin) {
       const counted = await store.signUpCounted(network, mailbox, await requestFor(email, sourcePath, ip, origin));
-      if (queuesMail(counted.decision, welcome)) outbox.wake();
+      if (mayQueueMail(counted.decision, welcome, origin)) outbox.wake();
       return counted;
     },
 
@@ -199,14 +206,15 @@ export function signupService({ store, mode, welcome, keys, outbox }: SignupServ
 
     async confirm(subscriberId, version, ip) {
       const result = await store.confirmByLink(subscriberId, version, keys.networkHash(ip), welcome);
-      if (result?.activated && welcome) outbox.wake();
+      // Its welcome, or its referrer's thanks (queued by a trigger when a referred reader first becomes active).
+      if (result?.activated) outbox.wake();
       return result;
     },
 
     async resubscribe(details, ip) {
       const networkHash = keys.networkHash(ip);
       const result = await store.activateSubscriber(details.id, 'resubscribe', networkHash, welcome);
-      if (result?.activated && welcome) outbox.wake();
+      if (result?.activated) outbox.wake();
       if (result?.activated || result?.status === 'active') return 'resubscribed';
       // Bounced or complained: only a fresh confirmation by the owner brings it back (throttled).
       const decision = await store.signUp({ email: details.email, source: details.source, mode: 'double', networkHash, addressHashes: await keys.addressHashes(details.email), owner: true });
