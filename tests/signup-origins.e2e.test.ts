@@ -194,7 +194,12 @@ for (const backend of sqlBackends) {
       const subject = referralText.thanks.subject(1);
       const thanks = (await mailTo(server, 'thereferrer@gmail.com', subject)).filter((eml) => eml.subject === subject);
       expect(thanks).toHaveLength(1);
-      expect(linksIn(thanks[0]!, `${server.url}/subscription?token=`)).toHaveLength(1);
+      // The thanks' button leads to the referrer's own page, which shows the count.
+      const [button] = linksIn(thanks[0]!, `${server.url}/subscription?token=`);
+      const thanked = await browser.newPage();
+      await thanked.goto(button!);
+      await thanked.getByText(referralText.pageCount(1)).waitFor();
+      await thanked.close();
 
       const report = await reportOf(server);
       expect(report.growth.topReferrers).toEqual([{ masked: maskEmail('thereferrer@gmail.com'), referrals: 1 }]);

@@ -155,6 +155,10 @@ for (const kind of kinds) {
         // The link the page offers is the one the digest's footer carried.
         expect(await page.locator('a[data-share-link]').textContent()).toBe(setup.shareLinks.get('ada@example.com'));
         expect(setup.shareLinks.get('ada@example.com')).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
+        // Followed as a friend would from the forwarded e-mail: the home page, its form carrying the code.
+        await page.goto(setup.shareLinks.get('ada@example.com')!);
+        await page.locator('#email-signup').waitFor();
+        expect(await page.locator('#email-signup input[name="share"]').inputValue()).toBe(setup.shareLinks.get('ada@example.com')!.slice(-16));
       } finally {
         await page.close();
       }

@@ -111,7 +111,8 @@ const to = (next: LifeState, mail: LifeMail = 'none'): Transition => ({ next, ma
 const throttled = (next: LifeState, mail: LifeMail): Transition => ({ next, mail, throttled: true });
 
 const ROWLESS = ['none', 'none-bounced', 'none-complained'] as const;
-const isRowless = (state: LifeState): state is (typeof ROWLESS)[number] => (ROWLESS as readonly string[]).includes(state);
+/** A state in which the mailbox has no row (never signed up, or deleted, perhaps still suppressed). */
+export const isRowless = (state: LifeState): state is (typeof ROWLESS)[number] => (ROWLESS as readonly string[]).includes(state);
 
 /** What a row's deletion leaves: nothing, or the suppression of a bounced or complained mailbox. */
 function deleted(state: LifeState): LifeState {

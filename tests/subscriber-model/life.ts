@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { SIGNUPS_PER_ADDRESS_PER_DAY } from '../../server/abuse/signup-guard.ts';
 import { mailboxKey } from '../../server/subscribers/mailbox-key.ts';
-import { EVENT_TEXT, LINK_HOLDER_MAILS_PER_WEEK, next, type LifeEvent, type LifeState } from '../../server/subscribers/lifecycle.ts';
+import { EVENT_TEXT, isRowless, LINK_HOLDER_MAILS_PER_WEEK, next, type LifeEvent, type LifeState } from '../../server/subscribers/lifecycle.ts';
 import {
   agedPrune,
   importActive,
@@ -79,8 +79,6 @@ type Act = (
   rows: RowState[][],
 ) => Promise<{ status?: number; body?: string; skipped?: true; refused?: true; /** The share link's owner, when its code was current. */ creditTo?: number } | void>;
 
-const ROWLESS: readonly LifeState[] = ['none', 'none-bounced', 'none-complained'];
-const rowless = (state: LifeState) => ROWLESS.includes(state);
 
 /**
  * The referral rules of lifecycle.ts's "Referral credit" beside the table's transition: whom a
@@ -89,13 +87,13 @@ const rowless = (state: LifeState) => ROWLESS.includes(state);
  */
 function referralStep(model: LifeModel, reader: number, next: LifeState, creditTo: number | undefined): number | null {
   const modelReader = model.readers[reader]!;
-  if (rowless(next)) {
+  if (isRowless(next)) {
     // A deleted row takes its credit with it; a deleted referrer leaves nobody credited.
     Object.assign(modelReader, { referredBy: null, everActive: false, thanked: false });
     for (const other of model.readers) if (other.referredBy === reader) other.referredBy = null;
     return null;
   }
-  if (rowless(modelReader.state) && creditTo !== undefined && !rowless(model.readers[creditTo]!.state)) modelReader.referredBy = creditTo;
+  if (isRowless(modelReader.state) && creditTo !== undefined && !isRowless(model.readers[creditTo]!.state)) modelReader.referredBy = creditTo;
   if (next !== 'active' || modelReader.everActive) return null;
   modelReader.everActive = true;
   const referrer = modelReader.referredBy === null ? null : model.readers[modelReader.referredBy]!;
@@ -139,8 +137,7 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
   for (const [r, rows] of after.entries()) {
     expect(rows.length, `at most one row per mailbox, after ${where}`).toBeLessThanOrEqual(1);
     const wanted = r === reader ? expected.next : model.readers[r]!.state;
-    const rowless = wanted === 'none' || wanted === 'none-bounced' || wanted === 'none-complained';
-    expect(rows[0]?.status ?? 'no row', `reader ${r}'s row after ${where}`).toBe(rowless ? 'no row' : wanted);
+    expect(rows[0]?.status ?? 'no row', `reader ${r}'s row after ${where}`).toBe(isRowless(wanted) ? 'no row' : wanted);
   }
   if (EVENT_TEXT[event].actor === 'link holder' && before[reader]![0]?.status !== after[reader]![0]?.status) {
     expect(after[reader]![0]?.status ?? 'no row', `a link holder can only unsubscribe, after ${where}`).toBe('unsubscribed');
@@ -149,7 +146,7 @@ async function step(model: LifeModel, real: LifeReal, reader: number, event: Lif
 
   if (expected.next !== modelReader.state) {
     modelReader.changes += 1;
-    if (expected.next === 'none' || expected.next === 'none-bounced' || expected.next === 'none-complained') {
+    if (isRowless(expected.next)) {
       modelReader.welcomed = false;
       modelReader.confirmed = false;
     }
