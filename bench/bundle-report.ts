@@ -3,6 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
 import { CLIENT_DIST } from '../server/site/renderer.ts';
 import { recordResults } from './support/results.ts';
 
@@ -17,13 +18,14 @@ export async function runBundleReport(): Promise<void> {
   );
   sizes.sort((a, b) => b.gzip - a.gzip);
   const html = await readFile(join(CLIENT_DIST, 'index.html'), 'utf8');
-  const firstVisit = sizes.filter((s) => html.includes(s.file));
+  const loaded = await firstVisitScripts(CLIENT_DIST, html);
+  const firstVisit = sizes.filter((s) => s.file.endsWith('.css') ? html.includes(s.file) : loaded.includes(`/assets/${s.file}`));
   const kb = (n: number) => (n / 1024).toFixed(1);
   const weekChunks = sizes.filter((s) => /^\d{4}-\d{2}-\d{2}-/.test(s.file));
   await recordResults(
     'Client bundle',
     'npm run build && npm run bench -- bundle',
-    `First visit (the entry script and stylesheet every page links; no modulepreload, no other static imports): **JS ${kb(firstVisit.filter((s) => s.file.endsWith('.js')).reduce((n, s) => n + s.gzip, 0))} KB gzipped, CSS ${kb(firstVisit.filter((s) => s.file.endsWith('.css')).reduce((n, s) => n + s.gzip, 0))} KB gzipped** (budget 110 KB / 15 KB; tests/bundle-budget.test.ts enforces it in CI).
+    `First visit (the scripts the page's loader starts: the entry, its static imports and the chunks it loads to hydrate; the stylesheet): **JS ${kb(firstVisit.filter((s) => s.file.endsWith('.js')).reduce((n, s) => n + s.gzip, 0))} KB gzipped, CSS ${kb(firstVisit.filter((s) => s.file.endsWith('.css')).reduce((n, s) => n + s.gzip, 0))} KB gzipped** (budget 110 KB / 15 KB; tests/bundle-budget.test.ts enforces it in CI).
 
 | file | raw KB | gzip KB | loaded |
 |---|---|---|---|

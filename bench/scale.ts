@@ -15,6 +15,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
 import { freePort } from '../tests/support/ports.ts';
 import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines } from './support/goals.ts';
@@ -82,20 +83,10 @@ async function shareImages(copy: ScaledCopy) {
   return { ms: performance.now() - started, line: stdout.trim().replace(/^share-images: /, '') };
 }
 
-/** The entry module the page's deferred loader names, the modules it imports statically, and the loader. */
+/** The gzipped weight of the scripts a first visit to `html` loads (scripts/first-visit-scripts.ts). */
 async function firstVisitJs(dist: string, html: string): Promise<number> {
-  const seen = new Set<string>();
-  const visit = async (url: string) => {
-    if (seen.has(url)) return;
-    seen.add(url);
-    const code = await readFile(join(dist, url), 'utf8');
-    const dir = url.slice(0, url.lastIndexOf('/') + 1);
-    for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{}\s,]+from\s*)?["'](\.\/[^"']+\.js)["']/g)) await visit(dir + match[1]!.slice(2));
-  };
-  for (const match of html.matchAll(/data-entry="([^"]+)"/g)) await visit(match[1]!);
-  for (const match of html.matchAll(/<script(?![^>]*type="module")[^>]*\ssrc="([^"]+)"/g)) seen.add(match[1]!);
   let total = 0;
-  for (const url of seen) total += gz(await readFile(join(dist, url)));
+  for (const url of await firstVisitScripts(dist, html)) total += gz(await readFile(join(dist, url)));
   return total;
 }
 

@@ -67,9 +67,18 @@ export function savedArchiveScroll(): number {
   }
 }
 
+/**
+ * Lays out the blocks a page leaves for later (`render-when-visible` in styles.css), so a scroll the
+ * app makes to an element measures real heights, not estimates.
+ */
+export function renderWholePage(): void {
+  document.documentElement.classList.add('render-all');
+}
+
 export function scrollToSignup(): void {
   const target = document.getElementById('email-signup');
   if (!target) return;
+  renderWholePage();
   const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   // Centred by hand: scrollIntoView would centre the box plus its scroll-margin, which is there
   // for no-JavaScript anchor jumps under the sticky bar.

@@ -3,13 +3,13 @@
 // Budget: at most 110 KB of gzipped JavaScript and 15 KB of gzipped CSS on any page. The budget
 // must hold at ten years of weeks, and since the bundle holds no
 // week (cards and text are route data), its size does not depend on the number of weeks:
-// tests/generated-weeks.test.ts checks that a 300-week build's entry is within 1 KB of this one.
-// At the time of writing a first visit loads 105.9 KB (entry module + the deferred loader).
+// tests/generated-weeks.test.ts checks that a 300-week build's scripts are within 1 KB of these.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
+import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
 import { CLIENT_DIST } from '../server/site/renderer.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -25,31 +25,10 @@ afterAll(() => server.close());
 const read = (url: string) => readFileSync(join(CLIENT_DIST, url.replace(/^\//, '')), 'utf8');
 const gzipped = (text: string) => gzipSync(text, { level: 9 }).length;
 
-/** A chunk and the chunks it imports statically (dynamic import() is not part of a first visit). */
-function withStaticImports(url: string, seen = new Set<string>()): Set<string> {
-  if (seen.has(url)) return seen;
-  seen.add(url);
-  const code = read(url);
-  const dir = url.slice(0, url.lastIndexOf('/') + 1);
-  for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{}\s,]+from\s*)?["'](\.\/[^"']+\.js)["']/g)) {
-    withStaticImports(dir + match[1]!.slice(2), seen);
-  }
-  return seen;
-}
-
 async function firstVisit(path: string) {
   const html = await (await fetch(server.url + path)).text();
-  // The entry module is named by the loader that starts it after the first paint (data-entry).
-  const scripts = [
-    ...html.matchAll(/<script[^>]+type="module"[^>]+src="([^"]+)"/g),
-    ...html.matchAll(/<script[^>]+data-entry="([^"]+)"/g),
-    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="([^"]+)"/g),
-  ].map((m) => m[1]!);
   const styles = [...html.matchAll(/<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"/g)].map((m) => m[1]!);
-  const js = new Set<string>();
-  for (const script of scripts) withStaticImports(script, js);
-  // Classic scripts (the loader) count too; they import nothing.
-  for (const match of html.matchAll(/<script(?![^>]*type="module")[^>]*\ssrc="([^"]+)"/g)) js.add(match[1]!);
+  const js = new Set(await firstVisitScripts(CLIENT_DIST, html));
   const jsText = [...js].map(read).join('\n');
   return {
     js: [...js],

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Outlet, useLocation, useMatches } from 'react-router-dom';
 import { headOf } from '../head.ts';
-import { ARCHIVE_PATH, holdArchiveScroll, releaseArchiveScroll, restoreArchiveScroll, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
+import { ARCHIVE_PATH, holdArchiveScroll, releaseArchiveScroll, renderWholePage, restoreArchiveScroll, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
 import { ToastHost } from '../toast.tsx';
 import { CarryOrigin } from '../origin.tsx';
 import { Footer } from './Footer.tsx';
@@ -28,7 +28,10 @@ function useScrollPolicy() {
   useLayoutEffect(() => {
     const cameFrom = previousPath.current;
     previousPath.current = location.pathname;
-    const anchor = (block: ScrollLogicalPosition) => document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block });
+    const anchor = (block: ScrollLogicalPosition) => {
+      renderWholePage();
+      document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView({ block });
+    };
     if (location.pathname === ARCHIVE_PATH) {
       // Arriving at the archive: where the reader left it (or the year a link names, if the tab
       // has no position yet). On the archive: a year from the jump list goes to that year; a new

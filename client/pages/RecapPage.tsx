@@ -12,7 +12,7 @@ import { OriginLink } from '../origin.tsx';
 function Entry({ entry, recap, placement }: { entry: RecapEntry; recap: Recap; placement: CampaignPlacement }) {
   const upvotes = site.recap.upvotes(entry.upvotes);
   return (
-    <li className="rounded-2xl border border-zinc-200 bg-white p-5 shadow-sm sm:p-6">
+    <li className="render-when-visible rounded-2xl border border-zinc-200 bg-white p-5 shadow-sm [contain-intrinsic-size:auto_23rem] sm:p-6 sm:[contain-intrinsic-size:auto_14rem]">
       <div className="flex items-start gap-4">
         <span className="shrink-0 rounded-lg bg-ink px-2.5 py-1 text-sm font-bold text-white" aria-hidden="true">
           #{entry.rank}
