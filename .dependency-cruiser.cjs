@@ -37,9 +37,10 @@ module.exports = {
       to: { path: '^server/[^/]+/routes/', pathNot: '^server/[^/]+/routes/$1\\.tsx?$' },
     },
     // server/ is laid out by capability, and the capabilities stand on each other in one order:
-    // store/ (the ground) < http/ (plumbing every route uses) < subscribers/ (who is on the list and
-    // their links) < mail/ and abuse/ (what is sent to them; the defences in front of a signup) <
-    // site/ (pages, feeds, previews, click links) < app.ts, config.ts, startup.ts (the wiring).
+    // store/ (the ground) < http/ (plumbing every route uses) < abuse/ (the bot defences' checks,
+    // which say what they found and decide nothing) < subscribers/ (who is on the list, their links,
+    // the signup route that runs the checks) < mail/ (what is sent to them) < site/ (pages, feeds,
+    // previews, click links) < app.ts, config.ts, startup.ts (the wiring).
     // Beside them, metrics/ and notices/ (what operators watch: GET /metrics, the notice webhook)
     // stand on store/ and http/ only, and no other capability imports them.
     {
@@ -47,7 +48,7 @@ module.exports = {
       severity: 'error',
       comment: 'server/store/ knows no capability above it: it takes and returns plain data. Pass what it needs in as arguments.',
       from: { path: '^server/store/', pathNot: TEST },
-      to: { path: '^server/(http|subscribers|mail|abuse|site|metrics|notices)/' },
+      to: { path: '^server/(http|abuse|subscribers|mail|site|metrics|notices)/' },
     },
     {
       name: 'http-knows-no-capability',
@@ -57,18 +58,25 @@ module.exports = {
       to: { path: '^server/(subscribers|mail|abuse|site|metrics|notices)/' },
     },
     {
-      name: 'subscribers-below-mail-abuse-site',
+      name: 'abuse-below-subscribers',
       severity: 'error',
-      comment: 'server/subscribers/ decides who is on the list; what is mailed (mail/), the bot defences (abuse/) and the pages (site/) use it, not the other way round.',
-      from: { path: '^server/subscribers/', pathNot: TEST },
-      to: { path: '^server/(mail|abuse|site)/' },
+      comment: 'server/abuse/ holds the bot defences as checks on plain values (keys, bodies, addresses); the signup route in subscribers/ runs them. They know no subscriber, mail or page.',
+      from: { path: '^server/abuse/', pathNot: TEST },
+      to: { path: '^server/(subscribers|mail|site)/' },
     },
     {
-      name: 'mail-and-abuse-beside-each-other-below-site',
+      name: 'subscribers-below-mail-and-site',
       severity: 'error',
-      comment: 'server/mail/ and server/abuse/ stand side by side under site/: neither imports the other or the pages.',
-      from: { path: '^server/(mail|abuse)/', pathNot: TEST },
-      to: { path: '^server/(site|mail|abuse)/', pathNot: '^server/$1/' },
+      comment: 'server/subscribers/ decides who is on the list; what is mailed (mail/) and the pages (site/) use it, not the other way round.',
+      from: { path: '^server/subscribers/', pathNot: TEST },
+      to: { path: '^server/(mail|site)/' },
+    },
+    {
+      name: 'mail-below-site',
+      severity: 'error',
+      comment: 'server/mail/ sends what subscribers/ decided; the pages (site/) use it, not the other way round, and it needs no bot defence.',
+      from: { path: '^server/mail/', pathNot: TEST },
+      to: { path: '^server/(site|abuse)/' },
     },
     {
       name: 'operator-rooms-on-store-and-http',

@@ -7,7 +7,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { recaps } from '../content/index.ts';
 import { pluralWord } from '../content/text.ts';
 import { refuseCrossSite } from './abuse/cross-site.ts';
-import { signupGuard, SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-guard.ts';
+import { SIGNUPS_PER_ADDRESS_PER_DAY } from './abuse/signup-screen.ts';
 import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './http/errors.ts';
 import helmet from 'helmet';
@@ -195,13 +195,13 @@ export function createApp(deps: AppDeps) {
   // route's parser runs before it.
   app.use(resendWebhookRouter({ store, secret: config.resendWebhookSecret, keys, logger }));
 
-  // Cross-site posts are refused before they cost a database call; the limits, the honeypot and
-  // the disposable-domain list then stand in front of the signup route (abuse/signup-guard.ts).
+  // Cross-site posts are refused before they cost a database call; the signup route then runs the
+  // limits, the honeypot and the disposable-domain list itself (abuse/signup-screen.ts).
   app.post(
     '/api/subscribe',
     ...(figures ? [figures.countSignups] : []),
     refuseCrossSite(config.siteUrl),
-    signupGuard({
+    subscribeRoute({
       counters: store,
       signup,
       secret: config.unsubscribeSecret,
@@ -211,7 +211,6 @@ export function createApp(deps: AppDeps) {
       perAddressPerDay: config.signupsPerAddressPerDay ?? SIGNUPS_PER_ADDRESS_PER_DAY,
       logger,
     }),
-    subscribeRoute({ knownPaths }),
   );
   app.use(confirmRouter({ store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, signup, logger }));
   const subscription = { store, secret: config.unsubscribeSecret, previousSecrets, siteUrl: config.siteUrl, keys, signup, mode: config.signupConfirmation ?? 'single', outbox, logger } as const;

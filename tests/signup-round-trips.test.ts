@@ -1,5 +1,5 @@
 // One database call per signup. A post's two limit counts and its row go to the database
-// in one call (signup_counted, from server/abuse/signup-guard.ts), and the row is written only when
+// in one call (signup_counted, from server/subscribers/routes/subscribe.ts), and the row is written only when
 // both counts are within their limits, also when many posts over a limit arrive at once. Through
 // the real app on every backend; the store is wrapped only to count which of its operations each
 // post reached.

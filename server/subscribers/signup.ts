@@ -51,16 +51,8 @@ export function isFormPost(req: Request): boolean {
 /** How a signup's body came: the no-JavaScript form, JSON, or neither (the route answers 415). */
 export type SignupBodyKind = 'form' | 'json' | null;
 
-/**
- * The body's kind, decided once per request and kept on res.locals: the bot screen knows it from
- * the body it read (or asks), the route asks again; each asking costs two content-type parses.
- */
-export function signupBodyKind(req: Request, res: Response): SignupBodyKind {
-  const kept = res.locals.signupBodyKind as SignupBodyKind | undefined;
-  if (kept !== undefined) return kept;
-  const kind: SignupBodyKind = isFormPost(req) ? 'form' : req.is('application/json') ? 'json' : null;
-  res.locals.signupBodyKind = kind;
-  return kind;
+export function signupBodyKind(req: Request): SignupBodyKind {
+  return isFormPost(req) ? 'form' : req.is('application/json') ? 'json' : null;
 }
 
 export function backToForm(res: Response, sourcePath: string, outcome: SignupOutcome) {
@@ -86,20 +78,13 @@ export function signupOrigin(body: unknown, knownPaths: ReadonlySet<string>): Si
   return page !== undefined && knownPaths.has(page) ? { ...origin, page } : origin;
 }
 
-/**
- * The signup body, parsed once per request: the bot screen and the route both ask, the schema
- * runs for the first of them (the answer is kept on res.locals).
- */
-export function parseSignup(req: Request, res: Response, knownPaths: ReadonlySet<string>): ParsedSignup {
-  const kept = res.locals.signup as ParsedSignup | undefined;
-  if (kept) return kept;
-  const sourcePath = safeSourcePath((req.body as { source?: unknown } | undefined)?.source, knownPaths);
-  const parsed = subscribeBodySchema.safeParse(req.body ?? {});
-  const result: ParsedSignup = parsed.success
-    ? { ok: true, email: parsed.data.email, sourcePath, origin: signupOrigin(req.body, knownPaths) }
+/** The signup body: a valid address and the form's page (or the problem with it), and the visit's origin. */
+export function parseSignup(body: unknown, knownPaths: ReadonlySet<string>): ParsedSignup {
+  const sourcePath = safeSourcePath((body as { source?: unknown } | undefined)?.source, knownPaths);
+  const parsed = subscribeBodySchema.safeParse(body ?? {});
+  return parsed.success
+    ? { ok: true, email: parsed.data.email, sourcePath, origin: signupOrigin(body, knownPaths) }
     : { ok: false, message: parsed.error.issues[0]?.message ?? 'Please enter a valid email address.', sourcePath };
-  res.locals.signup = result;
-  return result;
 }
 
 /** An answer of the signup route: its status, its JSON body, and the form's outcome. */
@@ -114,7 +99,7 @@ const SUBSCRIBED = signupAnswer(201, { status: 'subscribed' }, 'subscribed');
 const ALREADY_SUBSCRIBED = signupAnswer(409, { status: 'already_subscribed' }, 'already-subscribed');
 const CONFIRMATION_SENT = signupAnswer(202, { status: 'confirmation_sent' }, 'confirmation-sent');
 
-/** What a new address gets in each mode; the honeypot answers the same (abuse/signup-guard.ts). */
+/** What a new address gets in each mode; the honeypot answers the same (routes/subscribe.ts). */
 export const newAddressAnswer = (mode: SignupMode): SignupAnswer => (mode === 'double' ? CONFIRMATION_SENT : SUBSCRIBED);
 
 /** A double-mode answer whatever the address's state, a mailbox over its limit included. */

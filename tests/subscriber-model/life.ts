@@ -4,7 +4,7 @@
 // the store's rows and the e-mails it queued are held against the table and the invariants.
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { SIGNUPS_PER_ADDRESS_PER_DAY } from '../../server/abuse/signup-guard.ts';
+import { SIGNUPS_PER_ADDRESS_PER_DAY } from '../../server/abuse/signup-screen.ts';
 import { mailboxKey } from '../../server/subscribers/mailbox-key.ts';
 import { EVENT_TEXT, isRowless, LINK_HOLDER_MAILS_PER_WEEK, next, type LifeEvent, type LifeState } from '../../server/subscribers/lifecycle.ts';
 import {
