@@ -24,7 +24,7 @@ import { recaps } from '../content/index.ts';
 import type { DigestReport } from '../jobs/digest/run.ts';
 import type { openPostgresStore as OpenPostgresStore } from '../server/store/postgres.ts';
 import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
-import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
+import { startOwnPostgres, type OwnPostgres } from '../scripts/own-postgres.ts';
 import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines, type Goal } from './support/goals.ts';
 import { recordResults } from './support/results.ts';

@@ -13,7 +13,7 @@ import type { recaps as Recaps } from '../content/index.ts';
 import type { gatherReport as GatherReport } from '../jobs/report/gather.ts';
 import type { renderReportHtml as RenderReportHtml } from '../jobs/report/render.tsx';
 import { createPgClient, type openPostgresStore as OpenPostgresStore } from '../server/store/postgres.ts';
-import { startOwnPostgres, type OwnPostgres } from '../tests/support/own-postgres.ts';
+import { startOwnPostgres, type OwnPostgres } from '../scripts/own-postgres.ts';
 import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines, type Goal } from './support/goals.ts';
 import { recordResults } from './support/results.ts';

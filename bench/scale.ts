@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
-import { freePort } from '../tests/support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { benchCommand, comparisonTable } from './support/compare.ts';
 import { goalLines } from './support/goals.ts';
 import { recordResults } from './support/results.ts';

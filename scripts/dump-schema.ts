@@ -4,7 +4,7 @@
 // The migrations stay the history and the only thing ever applied; tests/schema-sql.test.ts keeps
 // this file equal to what they make.
 //
-// It migrates a throwaway PostgreSQL (tests/support/own-postgres.ts) that has Supabase's API roles
+// It migrates a throwaway PostgreSQL (scripts/own-postgres.ts) that has Supabase's API roles
 // and default grants, as a Supabase project has, so the grants and revokes are part of the picture,
 // then runs `pg_dump --schema-only --no-owner` and drops what differs between runs and machines.
 import { execFile } from 'node:child_process';
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { migrate } from '../server/store/migrate.ts';
 import { createPgClient } from '../server/store/postgres.ts';
-import { findPgBin, startOwnPostgres } from '../tests/support/own-postgres.ts';
+import { findPgBin, startOwnPostgres } from './own-postgres.ts';
 import { createSupabaseRoles } from '../tests/support/supabase-roles.ts';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@
 // within the deadline, marked late, with one notice.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../server/store/types.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from './support/server-process.ts';
 import { noticesIn, startReplica, type Replica } from './support/digest-scheduler-harness.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Store } from '../server/store/types.ts';
 import { noticesIn, startReplica, type Replica } from './support/digest-scheduler-harness.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from './support/server-process.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 import { addSignup } from './support/store-ops.ts';

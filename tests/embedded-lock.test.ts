@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 
 const ROOT = new URL('..', import.meta.url);
 const READY = /Launched Weekly on http:/;

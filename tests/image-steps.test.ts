@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from './support/postgres.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 
 if (!postgresUrl) console.warn('[image-steps] No PostgreSQL: the container image steps are not rehearsed (production needs a real database).');
 

@@ -13,7 +13,7 @@ import { createLogger } from '../server/http/logger.ts';
 import { createFigures } from '../server/metrics/figures.ts';
 import { metricsRouter } from '../server/metrics/routes/metrics.ts';
 import { SUBSCRIBER_STATUSES, type Store } from '../server/store/types.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { storeBackends } from './support/store-backends.ts';
 import { addSignup } from './support/store-ops.ts';

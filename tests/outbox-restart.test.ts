@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { startFakeResend, type FakeMessage, type FakeResend } from './support/fake-resend.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { startServerProcess, type ServerProcess } from './support/server-process.ts';
 

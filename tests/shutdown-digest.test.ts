@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';
 
 const ROOT = new URL('..', import.meta.url);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
-import { freePort } from './support/ports.ts';
+import { freePort } from '../scripts/free-port.ts';
 
 const ROOT = new URL('..', import.meta.url);
 const TOTAL_REQUESTS = 900;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgClient, openPostgresStore } from '../server/store/postgres.ts';
 import { classifyError, sqlStore } from '../server/store/sql-store.ts';
 import { StoreUnavailableError, type Store } from '../server/store/types.ts';
-import { hasPostgresServer, startOwnPostgres, type OwnPostgres } from './support/own-postgres.ts';
+import { hasPostgresServer, startOwnPostgres, type OwnPostgres } from '../scripts/own-postgres.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';
 

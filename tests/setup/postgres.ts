@@ -1,6 +1,6 @@
 // Starts a throwaway PostgreSQL for the test run when the server binaries are on this machine:
 // initdb into a temp directory, its own port, stopped and deleted at exit (the recipe is in
-// tests/support/own-postgres.ts). Tests read its URL with inject('postgresUrl'); it is null, and
+// scripts/own-postgres.ts). Tests read its URL with inject('postgresUrl'); it is null, and
 // those tests say they were skipped, when there is no PostgreSQL here. TEST_DATABASE_URL points
 // the suite at an existing server instead.
 //
@@ -13,7 +13,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../server/store/migrate.ts';
 import { createPgClient } from '../../server/store/postgres.ts';
-import { findPgBin, startOwnPostgres } from '../support/own-postgres.ts';
+import { findPgBin, startOwnPostgres } from '../../scripts/own-postgres.ts';
 import { createSupabaseRoles } from '../support/supabase-roles.ts';
 
 export interface TestPostgres {

@@ -1,4 +1,4 @@
-// A PostgreSQL server of one's own, for tests and benchmarks that stop and start the database:
+// A PostgreSQL server of one's own, for tests, benchmarks and `npm run db:schema` that stop and start the database:
 // the shared throwaway server (tests/setup/postgres.ts) serves every other test file and must
 // stay up. Same recipe: initdb into a temp directory (as the postgres user when running as root,
 // since PostgreSQL refuses root), its own loopback port, fsync off. Commands run asynchronously
@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './ports.ts';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 
