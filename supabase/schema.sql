@@ -1079,18 +1079,19 @@ CREATE FUNCTION public.outbox_claim(p_limit integer, p_lease_seconds integer, p_
       set lease_until = clock.at + make_interval(secs => p_lease_seconds),
           attempts = m.attempts + 1,
           claim_token = gen_random_uuid(),
-          uncertain = due.uncertain,
-          key_generation = case when due.key_old and not due.uncertain then m.key_generation + 1 else m.key_generation end,
-          key_since = case when m.key_since is null or (due.key_old and not due.uncertain) then clock.at else m.key_since end
+          -- A new key has had no try yet, so nothing under it is uncertain.
+          uncertain = due.uncertain and not due.key_old,
+          key_generation = case when due.key_old then m.key_generation + 1 else m.key_generation end,
+          key_since = case when m.key_since is null or due.key_old then clock.at else m.key_since end
       from due, clock where m.id = due.id
       returning m.id, m.kind, m.subscriber_id, m.payload, m.attempts, m.created_at, m.claim_token, m.key_id,
-        m.key_generation, m.uncertain, due.key_old and due.uncertain as key_expired
+        m.key_generation, m.uncertain, due.key_old and due.uncertain as repeat_possible
   )
   select coalesce(jsonb_agg(jsonb_build_object(
     'id', c.id, 'kind', c.kind, 'subscriber_id', c.subscriber_id, 'payload', c.payload,
     'attempts', c.attempts, 'created_at', c.created_at, 'email', e.email, 'status', e.status,
     'claim', c.claim_token, 'key', 'outbox/' || c.key_id::text || '/' || c.key_generation::text,
-    'uncertain', c.uncertain, 'key_expired', c.key_expired
+    'uncertain', c.uncertain, 'repeat_possible', c.repeat_possible
   ) order by c.id), '[]'::jsonb)
   from claimed c left join public.email_signups e on e.id::text = c.subscriber_id;
 $$;

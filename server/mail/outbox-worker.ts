@@ -4,10 +4,10 @@
 // or copied database never reuses a key the provider still holds), and settles it under its claim
 // token: sent; retrying with exponential back-off when the provider or the network failed; failed
 // when the provider refused the message (a confirmation then gives its throttle back); unknown on a
-// 409 under its own key (an earlier try was very likely accepted), or when its key is about to be
-// forgotten by the provider after a try whose outcome is unknown (another try could be a copy).
-// A message whose tries were all surely refused gets a fresh key generation from the claim when
-// the old key is about to expire, so it waits as long as it takes and never fails for its age.
+// 409 under its own key (an earlier try was very likely accepted). A message gets a fresh key
+// generation from the claim when the old key is about to expire, so it waits as long as it takes
+// and never fails for its age; when a try under the old key had no answer, the next one may be a
+// second copy, and the log says so: for a confirmation or a notice, two copies beat none.
 // A refusal of the sender itself (a refused key, a used-up quota) is no fault of the message: every
 // claimed message is held (retrying, never failed) with a growing pause, the hold is recorded in
 // the store (the report shows it), and the operator is told once per hold, in the log at warn level
@@ -118,12 +118,10 @@ const isIdempotencyConflict = (reason: string) => reason.startsWith('invalid_ide
  * ours (three quarters of the lease); the request is abandoned then and the message retried.
  */
 async function deliver(ctx: Delivery, row: OutboxMessage, mailer: Mailer, sendBy: number): Promise<TryResult> {
-  if (row.keyExpired) {
-    await settle(ctx, row, {
-      state: 'unknown',
-      error: `not tried again: an earlier try had no answer, so it may have gone out, and the provider forgets its key after 24 hours, so another try could be a second copy (${row.attempts - 1} tries)`,
-    });
-    return SETTLED;
+  if (row.repeatPossible) {
+    ctx.log.warn(
+      `outbox: ${row.kind} #${row.id} is tried under a fresh key: an earlier try had no answer and the provider forgets a key after 24 hours, so ${row.kind === 'operator' ? 'the operator' : 'the reader'} may get two copies rather than none`,
+    );
   }
   const composed = await ctx.compose(row, mailer.from);
   if (composed.kind === 'cancel') {

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
 
-/** Resend keeps an idempotency key for 24 hours: after that a repeat could be a second copy. */
+/** Resend keeps an idempotency key for 24 hours: after that a repeat under it could be a second copy. */
 export const OUTBOX_KEY_LIFE_SECONDS = 24 * 60 * 60;
 
 // 'link': a fresh one-use link (server/subscribers/link-tokens.ts, supabase/migrations/20261124003010_subscriber_links.sql).
@@ -34,8 +34,11 @@ export interface OutboxMessage {
   key: string;
   /** An earlier try under this key may have reached the provider (no answer, or a claim never settled). */
   uncertain: boolean;
-  /** The key is about to be forgotten by the provider after an uncertain try: another try could be a second copy. */
-  keyExpired: boolean;
+  /**
+   * This try is under a fresh key generation, and a try under the old one had no answer: if that
+   * one went out, this is a second copy (the lesser harm than mail that never arrives).
+   */
+  repeatPossible: boolean;
   /** The subscriber's address and state now; null when the subscriber was deleted since. */
   email: string | null;
   status: string | null;
@@ -118,7 +121,7 @@ const messageRow = z
     claim: z.string(),
     key: z.string(),
     uncertain: z.boolean(),
-    key_expired: z.boolean(),
+    repeat_possible: z.boolean(),
   })
   .transform(
     (row): OutboxMessage => ({
@@ -133,7 +136,7 @@ const messageRow = z
       claim: row.claim,
       key: row.key,
       uncertain: row.uncertain,
-      keyExpired: row.key_expired,
+      repeatPossible: row.repeat_possible,
     }),
   );
 
