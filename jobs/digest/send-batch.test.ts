@@ -38,7 +38,7 @@ async function writeFirst(size: number, createdAt = new Date()) {
 
 beforeAll(async () => {
   store = await openPGliteStore(null);
-  for (let i = 1; i <= 12; i++) await addSignup(store, `reader${String(i).padStart(2, '0')}@example.com`, '/');
+  for (let i = 1; i <= 16; i++) await addSignup(store, `reader${String(i).padStart(2, '0')}@example.com`, '/');
   fake = await startFakeResend();
   content = digestContentOf(await prepareDigest(RECAP, 'https://lw.test'), FROM, 'https://lw.test', SECRET);
   await store.saveDigestContent(content);
@@ -58,7 +58,7 @@ describe('candidateGroups', () => {
     const everyone = await listActiveSubscribers(store, null, 100);
     const groups = [];
     for await (const group of candidateGroups(store, '2025-01-05', 5, 4)) groups.push(group.map((s) => s.id));
-    expect(groups.map((g) => g.length)).toEqual([5, 5, 2]);
+    expect(groups.map((g) => g.length)).toEqual([5, 5, 5, 1]);
     expect(groups.flat()).toEqual(everyone.map((s) => s.id));
   });
 });
@@ -80,6 +80,32 @@ describe('sendAndRecord', () => {
     expect(await sendAndRecord(ctx, batch, messages)).toMatch(/the provider kept failing: internal_server_error/);
     expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'pending' });
     expect(await deliveredTo(store, RECAP.date, batch.subscriberIds)).toEqual(new Set());
+  });
+
+  it('closes a new batch as failed when every attempt was rate limited: nothing went out, and its readers go into a new batch under a new key', async () => {
+    const ctx = context();
+    const { batch, messages } = await writeFirst(2);
+    // Asked to wait an hour: longer than the policy waits, so the call gives up after the first 429.
+    fake.rateLimitStorm = 10;
+    fake.stormRetryAfterSeconds = 3600;
+    try {
+      expect(await sendAndRecord(ctx, batch, messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending', justWritten: true })).toMatch(/the provider kept failing: rate_limit_exceeded/);
+    } finally {
+      fake.rateLimitStorm = 0;
+      fake.stormRetryAfterSeconds = 1;
+    }
+    expect(fake.requests.at(-1)?.status).toBe(429);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'failed' });
+    expect(await deliveredTo(store, RECAP.date, batch.subscriberIds)).toEqual(new Set());
+    const again = await store.writeDigestBatch({ recapDate: RECAP.date, runId: null, idempotencyKey: `unit-${Math.random()}`, contentHash: content.contentHash, subscriberIds: batch.subscriberIds, createdAt: new Date() });
+    expect(again?.subscriberIds).toEqual(batch.subscriberIds);
+  });
+
+  it('leaves a new batch pending when an attempt may have gone through (a server error)', async () => {
+    const { batch, messages } = await writeFirst(2);
+    fake.serverErrors = 10;
+    expect(await sendAndRecord(context(), batch, messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending', justWritten: true })).toMatch(/the provider kept failing: internal_server_error/);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'pending' });
   });
 
   it('makes the batch unknown, not failed, when the provider refuses its key for another body (409)', async () => {

@@ -123,7 +123,9 @@ export async function sendAndRecord(
     },
   });
   if (vetoed) return afterVeto(ctx, batch, vetoed);
-  const failures = outcome.results.flatMap((result, index) => (result.status === 'failed' ? [{ id: batch.subscriberIds[index]!, reason: result.reason, permanent: result.permanent }] : []));
+  const failures = outcome.results.flatMap((result, index) =>
+    result.status === 'failed' ? [{ id: batch.subscriberIds[index]!, reason: result.reason, permanent: result.permanent, uncertain: result.uncertain === true }] : [],
+  );
 
   const conflict = failures.find((f) => isIdempotencyConflict(f.reason));
   if (conflict && wholeCopies) return sendAndRecord(ctx, batch, wholeCopies(), idempotencyKey, keyWindow);
@@ -131,12 +133,20 @@ export async function sendAndRecord(
     await markUnknown(ctx, batch, `the provider refused to repeat it under its key (${conflict.reason})`);
     return null;
   }
-  // Unavailable or rate limited past the retry budget: the request may have gone through, so the
-  // batch stays pending for a rerun to repeat with the same key.
-  // They count as failed in this run's report, which says what happened to its requests.
+  // Unavailable or rate limited past the retry budget. They count as failed in this run's report,
+  // which says what happened to its requests.
   const transient = failures.find((f) => !f.permanent && !outcome.fatal);
   if (transient) {
     for (const f of failures) ctx.tally.fail(f.reason);
+    // A request that may have gone through (no answer, a gateway error) leaves the batch pending,
+    // for a rerun to repeat under the same key. The first request of a batch that every attempt saw
+    // refused (rate limited) surely sent nothing: it is closed as failed, so the next try writes its
+    // readers into a new batch under a new key, which a refusal of the sender lasting past the
+    // provider's 24 hours cannot turn unknown.
+    if (keyWindow.justWritten && !failures.some((f) => f.uncertain)) {
+      const unrecorded = await settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'failed', failure: { reason: transient.reason, recipients: failures.map(({ id, reason }) => ({ id, reason })) }, at: ctx.now() }));
+      if (unrecorded) return unrecorded;
+    }
     return `the provider kept failing: ${transient.reason}`;
   }
 
