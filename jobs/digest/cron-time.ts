@@ -39,15 +39,65 @@ function matcherFor(expression: string, timeZone: string): Matcher {
 }
 
 const wallFormat = new Map<string, Intl.DateTimeFormat>();
-/** The wall-clock reading of an instant in a time zone, to the second, as the UTC fields of a Date. */
-function wallClock(at: Date, timeZone: string): number {
+/** The wall-clock reading of an instant in a time zone, to the second, as the UTC fields of a Date, asked of Intl. */
+function formattedWallClock(at: number, timeZone: string): number {
   let format = wallFormat.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
     wallFormat.set(timeZone, format);
   }
-  const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, part.value]));
+  const parts = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
   return Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
+}
+
+/**
+ * A time zone's offset over one stretch of six hours: one value, or, when the clocks change inside
+ * it, the value before and after the instant they change (never twice in six hours).
+ */
+interface OffsetStretch {
+  before: number;
+  changeAt: number;
+  after: number;
+}
+const STRETCH_MS = 6 * HOUR_MS;
+const offsetsByZone = new Map<string, Map<number, OffsetStretch>>();
+/** A search scans a year at most; a long-running server keeps no more than a few years of stretches. */
+const MOST_STRETCHES_KEPT = 20_000;
+
+const offsetAt = (at: number, timeZone: string) => formattedWallClock(at, timeZone) - Math.floor(at / 1000) * 1000;
+
+function offsetStretch(index: number, timeZone: string): OffsetStretch {
+  let stretches = offsetsByZone.get(timeZone);
+  if (!stretches) offsetsByZone.set(timeZone, (stretches = new Map()));
+  const known = stretches.get(index);
+  if (known) return known;
+  const start = index * STRETCH_MS;
+  const end = start + STRETCH_MS - 1000;
+  const before = offsetAt(start, timeZone);
+  const after = offsetAt(end, timeZone);
+  // The first second with the new offset, found by halving (about 15 questions, once per change).
+  let low = start;
+  let high = before === after ? end + 1000 : end;
+  while (before !== after && high - low > 1000) {
+    const middle = low + Math.floor((high - low) / 2000) * 1000;
+    if (offsetAt(middle, timeZone) === before) low = middle;
+    else high = middle;
+  }
+  const stretch = { before, changeAt: high, after };
+  if (stretches.size >= MOST_STRETCHES_KEPT) stretches.clear();
+  stretches.set(index, stretch);
+  return stretch;
+}
+
+/**
+ * The wall-clock reading of an instant in a time zone, to the second, as the UTC fields of a Date.
+ * Offsets are asked of Intl once per six hours of time searched, not once per instant: a search
+ * over a week looks at hundreds of instants.
+ */
+function wallClock(at: Date, timeZone: string): number {
+  const ms = at.getTime();
+  const stretch = offsetStretch(Math.floor(ms / STRETCH_MS), timeZone);
+  return Math.floor(ms / 1000) * 1000 + (ms < stretch.changeAt ? stretch.before : stretch.after);
 }
 
 /** An instant whose wall-clock time already happened an hour earlier (the clocks went back). */
@@ -60,6 +110,7 @@ const repeatedWallTime = (at: Date, timeZone: string) => wallClock(at, timeZone)
 function gapTickBefore(at: Date, timeZone: string, matcher: Matcher): boolean {
   const wallAt = wallClock(at, timeZone);
   const wallBefore = wallClock(new Date(at.getTime() - MINUTE_MS), timeZone);
+  if (wallAt - wallBefore <= MINUTE_MS) return false;
   for (let wall = wallBefore + MINUTE_MS; wall < wallAt; wall += MINUTE_MS) {
     for (const second of matcher.seconds) if (matcher.matchesWall(new Date(wall + second * 1000))) return true;
   }
@@ -68,7 +119,8 @@ function gapTickBefore(at: Date, timeZone: string, matcher: Matcher): boolean {
 
 /** Whether `at` is a tick: named by the expression (the first of a repeated time), or the first instant after a gap that hid one. */
 function isTick(at: Date, timeZone: string, matcher: Matcher): boolean {
-  if (matcher.matches(at)) return !repeatedWallTime(at, timeZone);
+  // The wall-clock test first: it is cheap, and it names every instant the expression does.
+  if (matcher.matchesWall(new Date(wallClock(at, timeZone))) && matcher.matches(at)) return !repeatedWallTime(at, timeZone);
   return at.getUTCSeconds() === 0 && gapTickBefore(at, timeZone, matcher);
 }
 
