@@ -442,6 +442,30 @@ CREATE FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone
 $$;
 
 --
+-- Name: digest_record_missed_tick_with_notice(timestamp with time zone, text, timestamp with time zone, jsonb, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_record_missed_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  insert into public.digest_ticks (tick, holder, state, claimed_at, lease_until)
+    values (p_tick, p_holder, 'missed', p_now, p_now)
+    on conflict (tick) do nothing;
+  if not found then
+    return false;
+  end if;
+  if p_email is not null then
+    perform public.outbox_enqueue('operator', null, p_email);
+  elsif p_webhook_text is not null then
+    perform public.notice_webhook_enqueue(p_webhook_text);
+  end if;
+  return true;
+end
+$$;
+
+--
 -- Name: digest_record_schedule_start(text, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -3656,6 +3680,13 @@ GRANT ALL ON FUNCTION public.digest_record_deliveries(p_recap_date date, p_deliv
 
 REVOKE ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_record_missed_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION digest_record_missed_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_record_missed_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_record_missed_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) TO service_role;
 
 --
 -- Name: FUNCTION digest_record_schedule_start(p_cron text, p_timezone text, p_at timestamp with time zone); Type: ACL; Schema: public; Owner: -

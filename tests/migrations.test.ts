@@ -130,6 +130,7 @@ for (const kind of kinds) {
           'digest_recipients',
           'digest_record_deliveries',
           'digest_record_missed_tick',
+          'digest_record_missed_tick_with_notice',
           'digest_record_schedule_start',
           'digest_renew_tick',
           'digest_save_content',

@@ -84,9 +84,14 @@ export async function noticeFor(store: DigestStore, report: DigestReport, contex
   };
 }
 
+/** Writes the notice to the log, the channel that every notice reaches. */
+export function logNotice(notice: Notice, log: NoticeLog): void {
+  log.info(`${notice.subject}\n${notice.text}`);
+}
+
 /** Queues the notice for OPERATOR_EMAIL and NOTICE_WEBHOOK_URL, and logs it either way. */
 export async function sendNotice(store: DigestStore, to: NoticeRecipients, notice: Notice, log: NoticeLog): Promise<void> {
-  log.info(`${notice.subject}\n${notice.text}`);
+  logNotice(notice, log);
   try {
     await queueOperatorNotice(store, to, notice);
   } catch (error) {

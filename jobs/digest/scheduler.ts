@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type { Recap } from '../../content/schema.ts';
 import { systemClock, type Clock, type TimerHandle } from '../../server/clock.ts';
 import type { Logger } from '../../server/http/logger.ts';
+import { queuedNoticeOf, type NoticeRecipients } from '../../server/mail/operator-notice.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { catchUpMissedTick, latePrefixWithOlder, missedNotice, type CatchUp } from './catch-up.ts';
@@ -17,7 +18,7 @@ import { nextTickAfter } from './cron-time.ts';
 import { housekeep, HOUSEKEEPING_CRON } from './housekeeping.ts';
 import type { DigestSetup } from './job.ts';
 import { DEFAULT_LEASE_MS } from './lease.ts';
-import { noticeFor, sendNotice, type Notice } from './notices.ts';
+import { logNotice, noticeFor, sendNotice, type Notice } from './notices.ts';
 import { reportFields, runFailed } from './report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, resumableTick, type Resumer, type ResumePolicy } from './resume.ts';
 import type { DigestReport } from './run.ts';
@@ -154,8 +155,12 @@ class TickScheduler {
 
   readonly log = { info: (line: string) => this.logger.info(line), warn: (line: string) => this.logger.warn(line) };
 
+  get recipients(): NoticeRecipients {
+    return { email: this.options.operatorEmail, webhook: this.options.noticeWebhook };
+  }
+
   tell(notice: Notice) {
-    return sendNotice(this.store, { email: this.options.operatorEmail, webhook: this.options.noticeWebhook }, notice, this.log);
+    return sendNotice(this.store, this.recipients, notice, this.log);
   }
 
   housekeep() {
@@ -338,9 +343,12 @@ class TickScheduler {
       return this.claimAndRun(decision.tick, true, decision.older);
     } else if (decision.action === 'tell-missed') {
       logger.warn(`Weekly digest: the run of ${decision.tick.toISOString()} was missed and is past DIGEST_CATCHUP_HOURS; not run`);
-      const recorded = await store.recordMissedDigestTick(decision.tick, holder, this.clock.now());
+      // The record and the notice in one statement: a server dying right after recording the tick
+      // cannot leave it recorded and never told, since every later start reads it as dealt with.
+      const notice = this.missed(decision.tick, decision.older);
+      const recorded = await store.recordMissedDigestTick(decision.tick, holder, this.clock.now(), queuedNoticeOf(this.recipients, notice));
       if (decision.older) await store.recordMissedDigestTick(decision.older, holder, this.clock.now());
-      if (recorded) await this.tell(this.missed(decision.tick, decision.older));
+      if (recorded) logNotice(notice, this.log);
       else logger.info(`Weekly digest: the missed run of ${decision.tick.toISOString()} was already told by another server or an earlier start`);
     } else if (decision.action === 'held') {
       logger.info(`Weekly digest: the run of ${decision.tick.toISOString()} was held; nothing to catch up`);

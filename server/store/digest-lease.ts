@@ -43,7 +43,10 @@ export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
     renewDigestTick: async (tick, holder, until) => (await call('digest_renew_tick', { p_tick: tick.toISOString(), p_holder: holder, p_until: until.toISOString() })) === true,
     endDigestTick: async ({ tick, holder, now, state, recapDate }) =>
       (await call('digest_end_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_state: state, p_recap_date: recapDate })) === true,
-    recordMissedDigestTick: async (tick, holder, now) => (await call('digest_record_missed_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString() })) === true,
+    recordMissedDigestTick: async (tick, holder, now, notice) =>
+      notice
+        ? (await call('digest_record_missed_tick_with_notice', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })) === true
+        : (await call('digest_record_missed_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString() })) === true,
     async digestTicksSince(since): Promise<DigestTick[]> {
       return z
         .array(tickRow)

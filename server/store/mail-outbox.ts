@@ -19,6 +19,9 @@ export interface OperatorPayload {
   text: string;
 }
 
+/** What is queued for an operator's notice: an outbox e-mail's payload, or (without an address) the webhook's post. */
+export type QueuedNotice = { email: OperatorPayload; webhookText?: undefined } | { email?: undefined; webhookText: string };
+
 /** A message a worker has claimed (and holds under a lease until it settles it). */
 export interface OutboxMessage {
   id: string;

@@ -8,7 +8,7 @@ import type { ReferralStore } from './referrals.ts';
 import type { ReportStore } from './report-types.ts';
 import type { RetentionStore } from './retention.ts';
 import type { EngagementStore } from './engagement.ts';
-import type { MailOutboxStore } from './mail-outbox.ts';
+import type { MailOutboxStore, QueuedNotice } from './mail-outbox.ts';
 import type { MetricsStore } from './metrics.ts';
 import type { NoticeWebhookStore } from './notice-webhooks.ts';
 import type { ServerNoticeStore } from './server-notices.ts';
@@ -377,8 +377,11 @@ export interface DigestLeaseStore {
    * caller that settled it.
    */
   endDigestTick(end: { tick: Date; holder: string; now: Date; state: 'done' | 'missed' | 'abandoned'; recapDate: string | null }): Promise<boolean>;
-  /** Records a tick nobody ran as missed; true for exactly one caller, who tells the operator. */
-  recordMissedDigestTick(tick: Date, holder: string, now: Date): Promise<boolean>;
+  /**
+   * Records a tick nobody ran as missed; true for exactly one caller. With `notice`, the operator's
+   * notice is queued in the same statement, so a tick is never recorded missed without it.
+   */
+  recordMissedDigestTick(tick: Date, holder: string, now: Date, notice?: QueuedNotice | null): Promise<boolean>;
   /** The tick record from `since` on, newest first. */
   digestTicksSince(since: Date): Promise<DigestTick[]>;
   /** Records that a server started scheduling with this DIGEST_CRON and DIGEST_TZ at `at`. */
