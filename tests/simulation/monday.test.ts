@@ -28,6 +28,11 @@ const FOUND_STRETCHES = [
   { seed: 20261128, path: '4', name: "a deploy changing DIGEST_CRON while last week's run is resumed hands that run on instead of telling it missed" },
   { seed: 20261128, path: '5', name: 'a confirmation whose answer was lost but which reached its reader is not lost' },
   { seed: 20261128, path: '7', name: 'a backup restored across a DIGEST_CRON change does not tell the new schedule\'s earlier tick missed' },
+  { seed: 1173478835, path: '5', name: 'a confirmation whose try had no answer before a day without servers goes out under a fresh key, not lost' },
+  { seed: 1871890610, path: '10', name: 'a batch rate limited at the tick, then the sender refused for 30 hours: its readers get the week in a new batch, not unknown' },
+  { seed: 1499069748, path: '6', name: 'a server started at the very instant of the tick runs that week late and tells it once' },
+  { seed: 1607410747, path: '12', name: 'a server killed right after recording a missed tick has queued its notice with the record: the operator is told' },
+  { seed: -369104937, path: '26', name: 'a backup restored from before a hold was told tells the hold again, and only then' },
 ];
 
 const stores = [

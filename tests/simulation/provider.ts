@@ -41,8 +41,12 @@ const fingerprintOf = (messages: readonly BatchMessage[]) =>
 
 const subjectOf = (message: BatchMessage) => ('template' in message ? message.template.subject : message.subject);
 
-const failedAll = (count: number, reason: string, permanent: boolean, fatal?: string): BatchOutcome => ({
-  results: Array.from({ length: count }, () => ({ status: 'failed' as const, reason, permanent })),
+/**
+ * Every message of a call failed. `uncertain` as the Resend mailer classifies the answer: no answer
+ * (a timeout), a server error or another request under the key in progress may mean it went out.
+ */
+const failedAll = (count: number, reason: string, permanent: boolean, { fatal, uncertain = false }: { fatal?: string; uncertain?: boolean } = {}): BatchOutcome => ({
+  results: Array.from({ length: count }, () => ({ status: 'failed' as const, reason, permanent, uncertain })),
   ...(fatal ? { fatal } : {}),
 });
 
@@ -85,7 +89,7 @@ export class SimulatedProvider {
     for (const [kept, entry] of this.keys) if (now - entry.firstAt >= KEY_LIFETIME_MS) this.keys.delete(kept);
     if (this.refusesSender()) {
       log('sender refused');
-      return failedAll(messages.length, `invalid_api_key: ${this.refusedReason}`, true, `invalid_api_key: ${this.refusedReason}`);
+      return failedAll(messages.length, `invalid_api_key: ${this.refusedReason}`, true, { fatal: `invalid_api_key: ${this.refusedReason}` });
     }
     const fingerprint = fingerprintOf(messages);
     const kept = this.keys.get(key);
@@ -95,11 +99,14 @@ export class SimulatedProvider {
     }
     const fault = this.faultFor(key);
     if (fault === 'rate-limited') return log('429'), failedAll(messages.length, 'rate_limit_exceeded: too many requests', false);
-    if (fault === 'server-error') return log('500'), failedAll(messages.length, 'internal_server_error: 500', false);
-    if (fault === 'concurrent-409') return log('409 concurrent'), failedAll(messages.length, 'concurrent_idempotent_requests: the same key is in flight', false);
+    if (fault === 'server-error') return log('500'), failedAll(messages.length, 'internal_server_error: 500', false, { uncertain: true });
+    // Resend answers this only while an earlier request under the same key is still in progress, so
+    // only a key it already holds can get it: on a key never used, it would be an answer no real
+    // provider gives (and a batch told so would look in flight when nothing was).
+    if (fault === 'concurrent-409' && kept) return log('409 concurrent'), failedAll(messages.length, 'concurrent_idempotent_requests: the same key is in flight', false, { uncertain: true });
     if (kept) {
       log('replayed');
-      return fault === 'timeout' ? failedAll(messages.length, 'network: timeout', false) : kept.answer;
+      return fault === 'timeout' ? failedAll(messages.length, 'network: timeout', false, { uncertain: true }) : kept.answer;
     }
     const results: MessageOutcome[] = messages.map((message) => {
       const tags = message.tags ?? {};
@@ -109,7 +116,7 @@ export class SimulatedProvider {
     const answer: BatchOutcome = { results };
     this.keys.set(key, { fingerprint, firstAt: now, answer });
     log(fault === 'timeout' ? 'accepted, answer lost' : 'accepted');
-    return fault === 'timeout' ? failedAll(messages.length, 'network: timeout', false) : answer;
+    return fault === 'timeout' ? failedAll(messages.length, 'network: timeout', false, { uncertain: true }) : answer;
   }
 
   /** The mailer one replica uses; `alive` false (the replica was killed) makes every call throw. */
