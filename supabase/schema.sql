@@ -473,8 +473,19 @@ CREATE FUNCTION public.digest_record_schedule_start(p_cron text, p_timezone text
     LANGUAGE sql
     SET search_path TO ''
     AS $$
-  insert into public.digest_schedule_starts (started_at, cron, timezone) values (p_at, p_cron, p_timezone)
-    on conflict do nothing;
+  insert into public.digest_schedule_starts (started_at, cron, timezone)
+  select p_at, p_cron, p_timezone
+  where not exists (
+    select 1
+    from (
+      select s.cron, s.timezone from public.digest_schedule_starts s
+      where s.started_at <= p_at
+      order by s.started_at desc
+      limit 1
+    ) in_force
+    where in_force.cron = p_cron and in_force.timezone = p_timezone
+  )
+  on conflict do nothing;
 $$;
 
 --

@@ -19,6 +19,7 @@ import { sqlStore } from '../server/store/sql-store.ts';
 import { readOutbox } from './support/outbox.ts';
 import { createTestDatabase, postgresUrl } from './support/postgres.ts';
 import { migrationKinds } from './support/migration-kinds.ts';
+import { pgliteClient } from './support/sql-backends.ts';
 import { createSupabaseRoles } from './support/supabase-roles.ts';
 import { addSignup, listActiveSubscribers } from './support/store-ops.ts';
 
@@ -612,6 +613,40 @@ describe.skipIf(!postgresUrl)('npm run db:migrate', () => {
       expect(onlySupabase.stderr).toContain('Run this command with DATABASE_URL set to the project');
     } finally {
       await db.drop();
+    }
+  });
+});
+
+describe('The record of DIGEST_CRON starts', () => {
+  it('keeps a row only where the schedule in force changes: a crash loop restarting with one schedule adds none, and the old repeats are removed', async () => {
+    const migrations = await loadMigrations();
+    const scheduleFile = migrations.findIndex((m) => m.name.includes('schedule_starts_only_on_change'));
+    const db = pgliteClient();
+    try {
+      // The rows an earlier version left: one per start, a crash loop's included.
+      await migrate(db, migrations.slice(0, scheduleFile));
+      const start = (cron: string, at: string) => db.query('select public.digest_record_schedule_start($1, $2, $3)', [cron, 'UTC', at]);
+      for (const at of ['2026-11-01T00:00:00Z', '2026-11-01T00:00:05Z', '2026-11-01T00:00:10Z']) await start('0 9 * * 1', at);
+      await start('0 18 * * 1', '2026-11-05T00:00:00Z');
+      await start('0 18 * * 1', '2026-11-05T00:01:00Z');
+      const rows = async () => (await db.query<{ cron: string; at: string }>(`select cron, to_char(started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') as at from public.digest_schedule_starts order by started_at`)).rows;
+      expect(await rows()).toHaveLength(5);
+
+      await migrate(db, migrations);
+      expect(await rows()).toEqual([
+        { cron: '0 9 * * 1', at: '2026-11-01T00:00:00' },
+        { cron: '0 18 * * 1', at: '2026-11-05T00:00:00' },
+      ]);
+      for (let second = 0; second < 30; second++) await start('0 18 * * 1', `2026-11-06T00:00:${String(second).padStart(2, '0')}Z`);
+      await start('0 9 * * 1', '2026-11-07T00:00:00Z');
+      expect((await rows()).map((row) => row.cron)).toEqual(['0 9 * * 1', '0 18 * * 1', '0 9 * * 1']);
+      // The schedule in force at each instant is what it was before.
+      const inForce = async (at: string) => ((await db.query<{ s: { cron: string } | null }>('select public.digest_schedule_in_force($1) as s', [at])).rows[0]!.s?.cron ?? null);
+      expect(await inForce('2026-11-01T00:00:07Z')).toBe('0 9 * * 1');
+      expect(await inForce('2026-11-06T12:00:00Z')).toBe('0 18 * * 1');
+      expect(await inForce('2026-11-08T00:00:00Z')).toBe('0 9 * * 1');
+    } finally {
+      await db.close();
     }
   });
 });
