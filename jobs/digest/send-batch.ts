@@ -66,6 +66,9 @@ export async function templateFor(ctx: BatchContext, content: DigestContent): Pr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resend's answer while another request under the key is being processed: that one may go out. */
+const isRequestInProgress = (reason: string) => reason.startsWith('concurrent_idempotent_requests');
+
 /** Resend's answer when a key comes back with another body: the first request may have gone out. */
 const isIdempotencyConflict = (reason: string) => reason.startsWith('invalid_idempotent_request');
 
@@ -143,7 +146,7 @@ export async function sendAndRecord(
     // refused (rate limited) surely sent nothing: it is closed as failed, so the next try writes its
     // readers into a new batch under a new key, which a refusal of the sender lasting past the
     // provider's 24 hours cannot turn unknown.
-    if (keyWindow.justWritten && !failures.some((f) => f.uncertain)) {
+    if (keyWindow.justWritten && !failures.some((f) => f.uncertain || isRequestInProgress(f.reason))) {
       const unrecorded = await settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'failed', failure: { reason: transient.reason, recipients: failures.map(({ id, reason }) => ({ id, reason })) }, at: ctx.now() }));
       if (unrecorded) return unrecorded;
     }
