@@ -12,8 +12,10 @@
 // - otherwise missed: run it now, marked late, within DIGEST_CATCHUP_HOURS and the recap's
 //   freshness; past that, record it as missed (one server wins) and tell the operator once, with
 //   the tick before it when that was missed too (a server down for more than a week).
+// When DIGEST_CRON changed while no server ran, the newest tick may be the old schedule's: that one
+// is checked, as its servers would have run it.
 import type { Recap } from '../../content/schema.ts';
-import type { DigestStore, DigestTick } from '../../server/store/types.ts';
+import type { DigestSchedule, DigestStore, DigestTick } from '../../server/store/types.ts';
 import { lastTickAtOrBefore } from './cron-time.ts';
 import { NOTICE_SUBJECT_PREFIX, type Notice } from './notices.ts';
 import { chooseRecap } from './recap.ts';
@@ -81,8 +83,27 @@ async function ranAnotherSchedule(options: CatchUpOptions, tick: Date): Promise<
   return inForce !== null && (inForce.cron !== options.cron || inForce.timezone !== options.timezone);
 }
 
+/**
+ * The schedule whose newest tick is checked: this server's, or the one in force before it started
+ * when DIGEST_CRON changed while no server ran and that schedule's last tick came after this one's
+ * (moved from Tuesday to Monday over a weekend down: Tuesday's tick was the week's, and missed).
+ */
+async function scheduleOfNewestTick(options: CatchUpOptions): Promise<DigestSchedule> {
+  const own = { cron: options.cron, timezone: options.timezone };
+  const before = await options.store.scheduleInForce(new Date(options.now.getTime() - 1));
+  if (!before || (before.cron === own.cron && before.timezone === own.timezone)) return own;
+  const lookbackMs = Math.min(options.freshnessDays, 7) * DAY_MS;
+  const theirs = lastTickAtOrBefore(before.cron, before.timezone, options.now, lookbackMs);
+  const ours = lastTickAtOrBefore(own.cron, own.timezone, options.now, lookbackMs);
+  return theirs && (!ours || theirs.getTime() > ours.getTime()) ? before : own;
+}
+
 /** What to do about the newest tick at start-up (see the top of this file). */
 export async function catchUpMissedTick(options: CatchUpOptions): Promise<CatchUp> {
+  return decideNewestTick({ ...options, ...(await scheduleOfNewestTick(options)) });
+}
+
+async function decideNewestTick(options: CatchUpOptions): Promise<CatchUp> {
   const { now, catchUpHours } = options;
   // A week back at most: DIGEST_CRON is a weekly schedule, and a recap is sent on schedule only while fresh.
   const tick = lastTickAtOrBefore(options.cron, options.timezone, now, Math.min(options.freshnessDays, 7) * DAY_MS);

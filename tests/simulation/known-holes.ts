@@ -47,4 +47,11 @@ export const KNOWN_HOLES: { name: string; plan: Plan }[] = [
     name: 'a DIGEST_CRON moved earlier in the week does not tell a settled week missed again',
     plan: quietPlan([{ outage: { beforeTickMinutes: 10, minutes: 8 * 60, killed: false } }, { deploy: { cron: '0 18 * * 1', timezone: 'UTC' } }, {}], { cron: '0 9 * * 2' }),
   },
+  {
+    // Down from Tuesday 08:00 for five days, over the Tuesday tick, while a deploy moves DIGEST_CRON
+    // to Monday 00:00: the new schedule's last tick (the Monday before) was never its own, and the
+    // old Tuesday tick, the week's, was missed without a word.
+    name: 'a DIGEST_CRON moved earlier in the week while no server ran: the old schedule\'s missed tick is told',
+    plan: quietPlan([{ outage: { beforeTickMinutes: 60, minutes: 5 * 24 * 60, killed: false } }, { deploy: { cron: '0 0 * * 1', timezone: 'UTC' } }, {}], { cron: '0 9 * * 2' }),
+  },
 ];
