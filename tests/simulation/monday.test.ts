@@ -33,6 +33,7 @@ const FOUND_STRETCHES = [
   { seed: 1499069748, path: '6', name: 'a server started at the very instant of the tick runs that week late and tells it once' },
   { seed: 1607410747, path: '12', name: 'a server killed right after recording a missed tick has queued its notice with the record: the operator is told' },
   { seed: -369104937, path: '26', name: 'a backup restored from before a hold was told tells the hold again, and only then' },
+  { seed: -1698123291, path: '48', name: 'a backup restored from before a missed tick was recorded tells that tick again with the next miss' },
 ];
 
 const stores = [
