@@ -62,6 +62,12 @@ async function writableColumns(sql: SqlClient, table: string): Promise<string[]>
 function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: () => Promise<void>): SimDatabase {
   let tables: string[] | null = null;
   const allTables = async () => (tables ??= await tablesOf(sql));
+  // The schema does not change during a simulation: asked once per table, not once per restore.
+  const columns = new Map<string, Promise<string[]>>();
+  const columnsOf = (table: string) => {
+    if (!columns.has(table)) columns.set(table, writableColumns(sql, table));
+    return columns.get(table)!;
+  };
   const agingSql = Object.entries(AGED_COLUMNS)
     .map(([table, columns]) => `update public.${table} set ${columns.map((c) => `${c} = ${c} - make_interval(secs => $SECONDS)`).join(', ')}`)
     .join(';\n');
@@ -88,8 +94,8 @@ function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: 
       const names = await allTables();
       const statements = [`truncate ${names.map((t) => `public.${t}`).join(', ')} cascade`];
       for (const table of names) {
-        const columns = (await writableColumns(sql, table)).join(', ');
-        statements.push(`insert into public.${table} (${columns}) overriding system value select ${columns} from sim_backup.${table}`);
+        const list = (await columnsOf(table)).join(', ');
+        statements.push(`insert into public.${table} (${list}) overriding system value select ${list} from sim_backup.${table}`);
       }
       for (const sequence of await sequencesOf(sql)) {
         statements.push(
