@@ -1191,6 +1191,27 @@ end
 $$;
 
 --
+-- Name: outbox_hold_sender_with_notice(text, text, timestamp with time zone, jsonb, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.outbox_hold_sender_with_notice(p_cause text, p_reason text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if not public.outbox_hold_sender(p_cause, p_reason, p_now) then
+    return false;
+  end if;
+  if p_email is not null then
+    perform public.outbox_enqueue('operator', null, p_email);
+  elsif p_webhook_text is not null then
+    perform public.notice_webhook_enqueue(p_webhook_text);
+  end if;
+  return true;
+end
+$$;
+
+--
 -- Name: outbox_recent(integer); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -3908,6 +3929,13 @@ GRANT ALL ON FUNCTION public.outbox_from_signup() TO service_role;
 
 REVOKE ALL ON FUNCTION public.outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.outbox_hold_sender(p_cause text, p_reason text, p_now timestamp with time zone) TO service_role;
+
+--
+-- Name: FUNCTION outbox_hold_sender_with_notice(p_cause text, p_reason text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.outbox_hold_sender_with_notice(p_cause text, p_reason text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.outbox_hold_sender_with_notice(p_cause text, p_reason text, p_now timestamp with time zone, p_email jsonb, p_webhook_text text) TO service_role;
 
 --
 -- Name: FUNCTION outbox_recent(p_days integer); Type: ACL; Schema: public; Owner: -

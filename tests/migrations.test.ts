@@ -161,6 +161,7 @@ for (const kind of kinds) {
           'outbox_enqueue',
           'outbox_from_signup',
           'outbox_hold_sender',
+          'outbox_hold_sender_with_notice',
           'outbox_recent',
           'outbox_release_sender',
           'outbox_settle',

@@ -15,7 +15,7 @@
 // worker can take it mid-send. It runs in the server process and in the CLIs when they run alone;
 // any number of workers may run at once, since a claim skips rows another worker holds.
 import { systemClock, type Clock, type TimerHandle } from '../clock.ts';
-import { queueOperatorNotice, type NoticeRecipients, type OperatorNoticeStore } from './operator-notice.ts';
+import { queuedNoticeOf, queueOperatorNotice, type NoticeRecipients, type OperatorNotice, type OperatorNoticeStore } from './operator-notice.ts';
 import type { ComposeMail } from './subscriber-mail.ts';
 import { OUTBOX_KEY_LIFE_SECONDS, type MailOutboxStore, type OutboxMessage, type OutboxSettlement, type SenderRefusalCause } from '../store/mail-outbox.ts';
 import type { DeliveryPolicy } from './delivery-policy.ts';
@@ -172,15 +172,25 @@ class SenderHold {
     return retryDelaySeconds(this.refusals, this.ctx.retryFirstSeconds, this.ctx.retryMaxSeconds);
   }
 
-  /** Records the hold (told once per hold, whichever worker meets it first). */
+  /**
+   * Records the hold with the operator's notice, in one statement, so a worker dying in between
+   * cannot leave a hold nobody is told of; told once per hold, by whichever worker meets it first.
+   */
   async refused(reason: string, pause: number): Promise<void> {
     const cause = senderRefusalCause(reason);
-    const begins = await this.ctx.store.holdSender(cause, reason, this.ctx.clock.now()).catch((error: unknown) => {
-      // Unrecorded, it is told (in the log at least) rather than kept quiet.
+    const notice = this.notice(cause, reason, pause);
+    const begins = await this.ctx.store.holdSender(cause, reason, this.ctx.clock.now(), queuedNoticeOf(this.noticeTo, notice)).catch((error: unknown) => {
       this.ctx.log.warn(`outbox: the hold could not be recorded: ${error instanceof Error ? error.message : String(error)}`);
-      return this.refusals === 1;
+      return null;
     });
-    if (begins) await this.tell(cause, reason, pause);
+    if (begins) this.log(notice);
+    // Unrecorded, it is told (in the log at least) rather than kept quiet.
+    else if (begins === null && this.refusals === 1) {
+      this.log(notice);
+      await queueOperatorNotice(this.ctx.store, this.noticeTo, notice).catch((error: unknown) => {
+        this.ctx.log.warn(`outbox: the operator's notice could not be queued: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
   }
 
   /** Mail went out: any hold is over. */
@@ -190,19 +200,22 @@ class SenderHold {
     if (ended) this.ctx.log.info(`outbox: the provider accepts mail again; held since ${ended.since.toISOString()} because ${senderHoldWords(ended.cause).cause}`);
   }
 
-  private async tell(cause: SenderRefusalCause, reason: string, pause: number): Promise<void> {
+  /**
+   * The operator's notice of a hold. Its e-mail is held like the rest until the sender is accepted
+   * again; the log line, the report and the webhook say it meanwhile.
+   */
+  private notice(cause: SenderRefusalCause, reason: string, pause: number): OperatorNotice {
     const words = senderHoldWords(cause);
     const text = [
       `The mail provider refused the sender: ${words.cause} (${reason}).`,
       words.remedy,
       `Every queued e-mail (confirmations, fresh links, welcomes, notices) is held, none is failed, and tried again in ${pause} s, then with growing pauses up to ${this.ctx.retryMaxSeconds} s; once the provider accepts mail they go out by themselves, each once. The report shows the hold meanwhile.`,
     ].join('\n');
-    this.ctx.log.warn(`outbox: ${text.replaceAll('\n', ' ')}`);
-    // The e-mail is held like the rest until the sender is accepted again; the log line above, the
-    // report and the webhook say it meanwhile.
-    await queueOperatorNotice(this.ctx.store, this.noticeTo, { subject: words.subject, text }).catch((error: unknown) => {
-      this.ctx.log.warn(`outbox: the operator's notice could not be queued: ${error instanceof Error ? error.message : String(error)}`);
-    });
+    return { subject: words.subject, text };
+  }
+
+  private log(notice: OperatorNotice): void {
+    this.ctx.log.warn(`outbox: ${notice.text.replaceAll('\n', ' ')}`);
   }
 }
 

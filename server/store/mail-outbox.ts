@@ -100,8 +100,12 @@ export interface MailOutboxStore {
   claimMail(limit: number, leaseSeconds: number, options?: ClaimOptions): Promise<OutboxMessage[]>;
   /** False when the message was not open any more, or is no longer under this claim. */
   settleMail(claimed: ClaimedRef, settlement: OutboxSettlement, now?: Date): Promise<boolean>;
-  /** Records a refusal of the sender; true when it begins a hold (or changes its cause), which the operator is told of. */
-  holdSender(cause: SenderRefusalCause, reason: string, now?: Date): Promise<boolean>;
+  /**
+   * Records a refusal of the sender; true when it begins a hold (or changes its cause), which the
+   * operator is told of. With `notice`, that notice is queued in the same statement, so a hold is
+   * never recorded without it.
+   */
+  holdSender(cause: SenderRefusalCause, reason: string, now?: Date, notice?: QueuedNotice | null): Promise<boolean>;
   /** Ends the hold once mail is accepted again; the hold that ended, if there was one. */
   releaseSender(): Promise<Pick<SenderHold, 'cause' | 'reason' | 'since'> | null>;
   outboxSummary(days: number): Promise<OutboxSummary>;
@@ -204,8 +208,10 @@ export function mailOutboxStore(call: CallFunction): MailOutboxStore {
       return answer === true;
     },
 
-    async holdSender(refusal, reason, now) {
-      return (await call('outbox_hold_sender', { p_cause: refusal, p_reason: reason.slice(0, 500), p_now: now?.toISOString() ?? null })) === true;
+    async holdSender(refusal, reason, now, notice) {
+      const args = { p_cause: refusal, p_reason: reason.slice(0, 500), p_now: now?.toISOString() ?? null };
+      if (!notice) return (await call('outbox_hold_sender', args)) === true;
+      return (await call('outbox_hold_sender_with_notice', { ...args, p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })) === true;
     },
 
     async releaseSender() {
