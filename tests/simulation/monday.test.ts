@@ -34,6 +34,8 @@ const FOUND_STRETCHES = [
   { seed: 1607410747, path: '12', name: 'a server killed right after recording a missed tick has queued its notice with the record: the operator is told' },
   { seed: -369104937, path: '26', name: 'a backup restored from before a hold was told tells the hold again, and only then' },
   { seed: -1698123291, path: '48', name: 'a backup restored from before a missed tick was recorded tells that tick again with the next miss' },
+  { seed: 7, path: '31', name: 'a worker killed right after recording a hold of the sender has queued its notice with the record: the operator is told' },
+  { seed: 7, path: '76', name: 'a refusal met only by a worker that died as the mail was queued, over before any server ran again, needs no notice' },
   { seed: -86107463, path: '50', name: 'a batch that met a server error, then a sender refused past its key\'s day, is left unknown (never a second copy) and the operator is told' },
 ];
 

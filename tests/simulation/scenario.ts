@@ -46,7 +46,8 @@ export interface ScenarioModel {
   /** Every replica's lives, each from its start to its kill or stop. */
   uptime: Interval[];
   starts: number[];
-  refusals: (Interval & { forever: boolean; mailQueued: boolean })[];
+  /** `queuedAt`: when mail was promised while it refused, if it was. */
+  refusals: (Interval & { forever: boolean; mailQueued: boolean; queuedAt?: number })[];
   restores: Interval[];
 }
 
@@ -285,14 +286,14 @@ class ScenarioRunner {
       this.provider.refuseSender(refusal.kind === 'forever' ? 'forever' : new Date(to), refusal.kind === 'forever' ? 'API key revoked' : 'daily quota used up');
       // The provider keeps one refusal at a time: this one replaces any still in force.
       for (const earlier of this.model.refusals.filter((r) => r.to > from)) Object.assign(earlier, { to: from, forever: false });
-      const entry = { from, to, forever: refusal.kind === 'forever', mailQueued: false };
+      const entry: ScenarioModel['refusals'][number] = { from, to, forever: refusal.kind === 'forever', mailQueued: false };
       this.model.refusals.push(entry);
       this.trace.add('ops', `PROVIDER refuses the sender ${refusal.kind === 'forever' ? 'for good' : `until ${new Date(to).toISOString()}`}`);
       // Mail promised while it refuses: the hold and its notice are then due.
       this.at(this.now() + 10 * MINUTE_MS, async () => {
         const before = this.model.readers.size;
         await this.join('double');
-        entry.mailQueued ||= this.model.readers.size > before;
+        if (this.model.readers.size > before && !entry.mailQueued) Object.assign(entry, { mailQueued: true, queuedAt: this.now() });
       });
     });
   }
