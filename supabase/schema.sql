@@ -233,6 +233,19 @@ CREATE FUNCTION public.digest_batch(p_id bigint) RETURNS jsonb
 $$;
 
 --
+-- Name: digest_batch_attempt(bigint, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_batch_attempt(p_id bigint, p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  update public.digest_batches b set attempted_at = coalesce(b.attempted_at, p_at)
+    where b.id = p_id
+    returning b.state;
+$$;
+
+--
 -- Name: digest_begin_tick(timestamp with time zone, text, timestamp with time zone, integer, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -334,6 +347,23 @@ CREATE FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder
       returning 1
   )
   select exists (select 1 from ended);
+$$;
+
+--
+-- Name: digest_end_tick_with_notice(timestamp with time zone, text, timestamp with time zone, text, date, jsonb, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.digest_end_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date, p_email jsonb, p_webhook_text text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if not public.digest_end_tick(p_tick, p_holder, p_now, p_state, p_recap_date) then
+    return false;
+  end if;
+  perform public.operator_notice_enqueue(p_email, p_webhook_text);
+  return true;
+end
 $$;
 
 --
@@ -450,17 +480,10 @@ CREATE FUNCTION public.digest_record_missed_tick_with_notice(p_tick timestamp wi
     SET search_path TO ''
     AS $$
 begin
-  insert into public.digest_ticks (tick, holder, state, claimed_at, lease_until)
-    values (p_tick, p_holder, 'missed', p_now, p_now)
-    on conflict (tick) do nothing;
-  if not found then
+  if not public.digest_record_missed_tick(p_tick, p_holder, p_now) then
     return false;
   end if;
-  if p_email is not null then
-    perform public.outbox_enqueue('operator', null, p_email);
-  elsif p_webhook_text is not null then
-    perform public.notice_webhook_enqueue(p_webhook_text);
-  end if;
+  perform public.operator_notice_enqueue(p_email, p_webhook_text);
   return true;
 end
 $$;
@@ -1082,6 +1105,23 @@ end
 $$;
 
 --
+-- Name: operator_notice_enqueue(jsonb, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.operator_notice_enqueue(p_email jsonb, p_webhook_text text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+  if p_email is not null then
+    perform public.outbox_enqueue('operator', null, p_email);
+  elsif p_webhook_text is not null then
+    perform public.notice_webhook_enqueue(p_webhook_text);
+  end if;
+end
+$$;
+
+--
 -- Name: outbox_claim(integer, integer, integer, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1202,11 +1242,7 @@ begin
   if not public.outbox_hold_sender(p_cause, p_reason, p_now) then
     return false;
   end if;
-  if p_email is not null then
-    perform public.outbox_enqueue('operator', null, p_email);
-  elsif p_webhook_text is not null then
-    perform public.notice_webhook_enqueue(p_webhook_text);
-  end if;
+  perform public.operator_notice_enqueue(p_email, p_webhook_text);
   return true;
 end
 $$;
@@ -2466,6 +2502,7 @@ CREATE TABLE public.digest_batches (
     run_id bigint,
     created_at timestamp with time zone NOT NULL,
     settled_at timestamp with time zone,
+    attempted_at timestamp with time zone,
     CONSTRAINT digest_batches_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'unknown'::text, 'skipped'::text])))
 );
 
@@ -3623,6 +3660,13 @@ REVOKE ALL ON FUNCTION public.digest_batch(p_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_batch(p_id bigint) TO service_role;
 
 --
+-- Name: FUNCTION digest_batch_attempt(p_id bigint, p_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_batch_attempt(p_id bigint, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_batch_attempt(p_id bigint, p_at timestamp with time zone) TO service_role;
+
+--
 -- Name: FUNCTION digest_begin_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_lease_ms integer, p_late boolean); Type: ACL; Schema: public; Owner: -
 --
 
@@ -3663,6 +3707,13 @@ GRANT ALL ON FUNCTION public.digest_delivered_to(p_recap_date date, p_subscriber
 
 REVOKE ALL ON FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.digest_end_tick(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date) TO service_role;
+
+--
+-- Name: FUNCTION digest_end_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date, p_email jsonb, p_webhook_text text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.digest_end_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date, p_email jsonb, p_webhook_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.digest_end_tick_with_notice(p_tick timestamp with time zone, p_holder text, p_now timestamp with time zone, p_state text, p_recap_date date, p_email jsonb, p_webhook_text text) TO service_role;
 
 --
 -- Name: FUNCTION digest_finish_run(p_id bigint, p_recap_date date, p_outcome text, p_sent integer, p_failed integer, p_skipped_already_sent integer, p_skipped_left integer, p_unknown_batches integer, p_message text, p_finished_at timestamp with time zone); Type: ACL; Schema: public; Owner: -
@@ -3901,6 +3952,13 @@ GRANT ALL ON FUNCTION public.notice_webhook_from_outbox() TO service_role;
 
 REVOKE ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.notice_webhook_settle(p_id bigint, p_state text, p_error text, p_retry_seconds integer) TO service_role;
+
+--
+-- Name: FUNCTION operator_notice_enqueue(p_email jsonb, p_webhook_text text); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.operator_notice_enqueue(p_email jsonb, p_webhook_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.operator_notice_enqueue(p_email jsonb, p_webhook_text text) TO service_role;
 
 --
 -- Name: FUNCTION outbox_claim(p_limit integer, p_lease_seconds integer, p_key_seconds integer, p_now timestamp with time zone); Type: ACL; Schema: public; Owner: -

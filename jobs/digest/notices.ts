@@ -58,12 +58,13 @@ async function figures(store: DigestStore, report: DigestReport): Promise<string
 /**
  * Which notice a run deserves, if any. Not one for another replica's lease in the way (that
  * replica tells its own run), nor for a try that stopped again after the stop was told, nor for
- * a resumed try that only found the recap sent by someone else.
+ * a resumed try that only found the recap sent by someone else. A late tick's end is always told:
+ * a server that died after its late run sent the week, before settling the tick, told nothing.
  */
 export async function noticeFor(store: DigestStore, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
   const recap = report.recap ? `the ${report.recap.date} recap` : 'the weekly digest';
   if (context.nextTry && (report.outcome === 'locked' || context.stopNoticed)) return null;
-  if (!context.nextTry && context.attempt > 0 && !context.stopNoticed && report.outcome === 'already-sent') return null;
+  if (!context.nextTry && context.attempt > 0 && !context.stopNoticed && !context.late && report.outcome === 'already-sent') return null;
   const body = await figures(store, report);
   const next = `Next scheduled run: ${when(context.nextRun)}.`;
   if (context.nextTry) {

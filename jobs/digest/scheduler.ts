@@ -219,14 +219,27 @@ class TickScheduler {
     if (this.nextResume) {
       this.logger.warn(`Weekly digest: trying again at ${this.nextResume.toISOString()} (try ${tick.attempt + 1}), with no command needed`);
       await this.store.renewDigestTick(tick.tick, this.holder, new Date(this.nextResume.getTime() + this.leaseMs)).catch(() => {});
-    } else if (!stopping) {
-      // Stopped on request, the tick stays claimed until its lease passes: the next process takes it over.
-      await this.store.endDigestTick({ tick: tick.tick, holder: this.holder, now: this.clock.now(), state: 'done', recapDate: report.recap?.date ?? null });
-      this.held = null;
     }
     const notice = await noticeFor(this.store, report, { attempt: tick.attempt, nextTry: this.nextResume, nextRun: this.nextRun(), stopNoticed: tick.stopNoticed, late: tick.late });
+    if (!this.nextResume && !stopping) {
+      // Stopped on request, the tick stays claimed until its lease passes: the next process takes it over.
+      this.held = null;
+      if (await this.endTick(tick.tick, 'done', report.recap?.date ?? null, notice)) return;
+    }
     if (notice) await this.tell(notice);
     if (notice && this.nextResume) tick.stopNoticed = true;
+  }
+
+  /**
+   * Settles a tick with the operator's notice its end deserves, queued in the same statement: a
+   * process that dies in between leaves the tick running (the next server takes it over), never
+   * settled and untold. False when another server settled it.
+   */
+  private async endTick(tick: Date, state: 'done' | 'missed' | 'abandoned', recapDate: string | null, notice?: Notice | null): Promise<boolean> {
+    const queued = notice ? queuedNoticeOf(this.recipients, notice) : null;
+    const settled = await this.store.endDigestTick({ tick, holder: this.holder, now: this.clock.now(), state, recapDate, notice: queued });
+    if (settled && notice) logNotice(notice, this.log);
+    return settled;
   }
 
   /** Claims the tick (with its run) and runs it; null when another server holds or settled it. */
@@ -252,8 +265,7 @@ class TickScheduler {
     this.nextResume = null;
     this.resumer.cancel();
     this.logger.warn(`Weekly digest: the run of ${tick.tick.toISOString()} is not tried again: ${why}`);
-    const settled = await this.store.endDigestTick({ tick: tick.tick, holder: this.holder, now: this.clock.now(), state, recapDate: null });
-    if (settled && notice) await this.tell(notice);
+    await this.endTick(tick.tick, state, null, notice);
   }
 
   /** Resume try `attempt` of the held tick: still worth it, then a new run under the same claim. */
@@ -298,13 +310,12 @@ class TickScheduler {
   private async takeOver(tick: Date, late: boolean): Promise<DigestReport | null> {
     const verdict = this.verdict(tick, late);
     if (verdict.go) return this.claimAndRun(tick, late);
-    const settled = await this.store.endDigestTick({ tick, holder: this.holder, now: this.clock.now(), state: verdict.state, recapDate: null });
-    if (!settled) {
+    const notice = verdict.state === 'missed' ? this.missed(tick, null, `Its late run was left unfinished and could not be resumed in time: ${verdict.why}.`) : null;
+    if (!(await this.endTick(tick, verdict.state, null, notice))) {
       await this.watch(tick);
       return null;
     }
     this.logger.warn(`Weekly digest: the unfinished run of ${tick.toISOString()} is not resumed: ${verdict.why}`);
-    if (verdict.state === 'missed') await this.tell(this.missed(tick, null, `Its late run was left unfinished and could not be resumed in time: ${verdict.why}.`));
     return null;
   }
 

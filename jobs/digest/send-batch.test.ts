@@ -135,6 +135,8 @@ describe('settleOpenBatches', () => {
 
   it('sends nothing for a batch older than the provider’s window and reports it unknown', async () => {
     const { batch } = await writeFirst(2, new Date(Date.now() - PROVIDER_IDEMPOTENCY_WINDOW_MS - 60_000));
+    // Its first attempt left (and its answer was lost): the key may have been used.
+    expect(await store.beginDigestBatchAttempt(batch.id, batch.createdAt)).toBe('pending');
     const requests = fake.requests.length;
     const ctx = context();
     expect(await settleOpenBatches(ctx, RECAP.date)).toBeNull();
@@ -148,6 +150,34 @@ describe('settleOpenBatches', () => {
     const planned = [];
     for await (const group of candidateGroups(store, RECAP.date, 100)) planned.push(...group.map((s) => s.id));
     expect(planned.some((id) => batch.subscriberIds.includes(id))).toBe(false);
+  });
+
+  it('closes a batch no attempt ever left for, however old, and plans its readers again under a new key', async () => {
+    for (const name of ['untried', 'tried']) await addSignup(store, `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`, '/');
+    const { batch } = await writeFirst(2, new Date(Date.now() - PROVIDER_IDEMPOTENCY_WINDOW_MS - 60_000));
+    const requests = fake.requests.length;
+    const ctx = context();
+    expect(await settleOpenBatches(ctx, RECAP.date)).toBeNull();
+    expect(fake.requests.length).toBe(requests);
+    expect(ctx.tally.unknown).toEqual([]);
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'failed', attemptedAt: null, failure: { reason: expect.stringMatching(/^never tried/) } });
+    const planned = [];
+    for await (const group of candidateGroups(store, RECAP.date, 100)) planned.push(...group.map((s) => s.id));
+    expect(planned).toEqual(expect.arrayContaining(batch.subscriberIds));
+  });
+
+  it('records a batch’s first attempt before its request leaves, and keeps that first time', async () => {
+    for (const name of ['untried', 'tried']) await addSignup(store, `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`, '/');
+    const { batch, messages } = await writeFirst(2);
+    expect(batch.attemptedAt).toBeNull();
+    fake.serverErrors = 100;
+    const before = Date.now();
+    expect(await sendAndRecord(context(), batch, messages)).toMatch(/kept failing/);
+    const first = (await store.findDigestBatch(batch.id))!.attemptedAt!;
+    expect(first.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    fake.serverErrors = 0;
+    expect(await sendAndRecord(context(), batch, messages)).toBeNull();
+    expect(await store.findDigestBatch(batch.id)).toMatchObject({ state: 'sent', attemptedAt: first });
   });
 });
 

@@ -116,12 +116,11 @@ export async function sendAndRecord(
   wholeCopies?: () => BatchMessage[],
 ): Promise<string | null> {
   let vetoed: { reason: string; tooOld: boolean } | null = null;
-  let attempts = 0;
   const outcome = await ctx.mailer.sendBatch(messages, {
     idempotencyKey,
     signal: ctx.signal,
     beforeAttempt: async () => {
-      vetoed = await attemptVeto(ctx, batch, keyWindow, keyWindow.justWritten === true && attempts++ === 0);
+      vetoed = await attemptVeto(ctx, batch, keyWindow);
       return vetoed?.reason ?? null;
     },
   });
@@ -175,52 +174,65 @@ export async function sendAndRecord(
 export interface KeyWindow {
   since: Date;
   state: BatchState;
-  /**
-   * The run wrote the batch a moment ago, under its lease, in this state: nobody else can have
-   * settled it before its first attempt (--settle takes only unknown batches, and a rerun needs the
-   * lease), so that attempt skips the database look; every retry, after a wait, still makes it.
-   */
+  /** The run wrote the batch a moment ago, under its lease: its first request is this run's. */
   justWritten?: boolean;
 }
 
 /**
  * Right before each attempt: the batch must still be in the state it was sent from (nobody settled
  * it meanwhile, e.g. with --settle) and its key younger than LAST_ATTEMPT_AGE_MS, so the provider
- * still knows the key whenever this attempt and its retries arrive. Null to go ahead.
+ * still knows the key whenever this attempt and its retries arrive. The look records the batch's
+ * first attempt before its request leaves. Null to go ahead.
  */
-async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow, stateKnown: boolean): Promise<{ reason: string; tooOld: boolean } | null> {
-  const ageMs = ctx.now().getTime() - window.since.getTime();
+async function attemptVeto(ctx: BatchContext, batch: DigestBatch, window: KeyWindow): Promise<{ reason: string; tooOld: boolean } | null> {
+  const now = ctx.now();
+  const ageMs = now.getTime() - window.since.getTime();
   if (ageMs >= LAST_ATTEMPT_AGE_MS) {
     return { reason: `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; an attempt now could reach the provider after it forgets the idempotency key (${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h), so repeating it could send it twice`, tooOld: true };
   }
-  if (stateKnown) return null;
-  const current = await ctx.store.findDigestBatch(batch.id);
-  if (current?.state !== window.state) return { reason: `batch ${batch.id} is ${current?.state ?? 'gone'} now, settled elsewhere`, tooOld: false };
+  const state = await ctx.store.beginDigestBatchAttempt(batch.id, now);
+  if (state !== window.state) return { reason: `batch ${batch.id} is ${state ?? 'gone'} now, settled elsewhere`, tooOld: false };
   return null;
 }
 
 /**
- * A vetoed attempt. Too old: a pending batch becomes unknown (an earlier attempt may have gone
- * out), anything else stops with the reason. Settled elsewhere meanwhile: nothing more to do.
+ * A vetoed attempt. Too old: a pending batch becomes unknown when an earlier attempt may have gone
+ * out, and is closed for a new plan when none ever left; anything else stops with the reason.
+ * Settled elsewhere meanwhile: nothing more to do.
  */
 async function afterVeto(ctx: BatchContext, batch: DigestBatch, vetoed: { reason: string; tooOld: boolean }): Promise<string | null> {
   if (!vetoed.tooOld) {
     ctx.warn?.(`Batch ${batch.id} not sent: ${vetoed.reason}`);
     return null;
   }
-  if ((await ctx.store.findDigestBatch(batch.id))?.state !== 'pending') return `batch ${batch.id} not sent: ${vetoed.reason}`;
+  const current = await ctx.store.findDigestBatch(batch.id);
+  if (current?.state !== 'pending') return `batch ${batch.id} not sent: ${vetoed.reason}`;
+  if (current.attemptedAt === null) return closeUntried(ctx, current);
   await markUnknown(ctx, batch, vetoed.reason);
+  return null;
+}
+
+/**
+ * A pending batch no attempt ever left for: the run that wrote it stopped before its first request.
+ * Its key was never used, so nothing of it can have reached a reader; it is closed as failed and
+ * its readers are planned again under a new key, however long ago it was written.
+ */
+async function closeUntried(ctx: BatchContext, batch: DigestBatch): Promise<string | null> {
+  ctx.warn?.(`Batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}) was written by a run that stopped before trying it; its readers are planned again under a new key`);
+  const failure = { reason: 'never tried: the run that wrote it stopped before its first request' };
+  await ctx.store.settleDigestBatch(batch.id, { state: 'failed', failure, at: ctx.now() });
   return null;
 }
 
 /**
  * Settles a batch left pending by an earlier run: inside the provider's window it is repeated
  * exactly (stored key, recipients, content), so the provider answers from its cache whatever
- * went out; past it, or when it cannot be rebuilt, it becomes unknown. Returns why the run must
- * stop, or null.
+ * went out; past it, or when it cannot be rebuilt, it becomes unknown. One never tried is closed
+ * for a new plan, at any age. Returns why the run must stop, or null.
  */
 export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch): Promise<string | null> {
   const ageMs = ctx.now().getTime() - batch.createdAt.getTime();
+  if (ageMs >= LAST_ATTEMPT_AGE_MS && batch.attemptedAt === null) return closeUntried(ctx, batch);
   if (ageMs >= LAST_ATTEMPT_AGE_MS) {
     await markUnknown(ctx, batch, `it was written ${(ageMs / 3_600_000).toFixed(1)} h ago and never confirmed; the provider forgets its idempotency key after ${PROVIDER_IDEMPOTENCY_WINDOW_MS / 3_600_000} h, so repeating it could send it twice`);
     return null;

@@ -22,6 +22,8 @@ const id = z.union([z.string(), z.number()]).transform(String);
 const date = z.string().transform((value) => value.slice(0, 10));
 const instant = z.string().transform((value) => new Date(value));
 
+const batchState = z.enum(['pending', 'sent', 'failed', 'unknown', 'skipped']);
+
 const batchRow = z
   .object({
     id,
@@ -30,12 +32,13 @@ const batchRow = z
     idempotency_key: z.string(),
     subscriber_ids: z.array(z.string()),
     content_hash: z.string(),
-    state: z.enum(['pending', 'sent', 'failed', 'unknown', 'skipped']),
+    state: batchState,
     provider_ids: z.array(z.string().nullable()).nullable(),
     failure: z.object({ reason: z.string(), recipients: z.array(z.object({ id: z.string(), reason: z.string() })).optional() }).nullable(),
     run_id: id.nullable(),
     created_at: instant,
     settled_at: instant.nullable(),
+    attempted_at: instant.nullable().optional(),
   })
   .transform(
     (row): DigestBatch => ({
@@ -51,6 +54,7 @@ const batchRow = z
       runId: row.run_id,
       createdAt: row.created_at,
       settledAt: row.settled_at,
+      attemptedAt: row.attempted_at ?? null,
     }),
   );
 
@@ -159,6 +163,11 @@ export function digestBatchStore(call: CallFunction): DigestBatchStore {
       if (!/^\d{1,18}$/.test(batchId)) return null;
       const row = await call('digest_batch', { p_id: batchId });
       return row === null ? null : batchRow.parse(row);
+    },
+
+    async beginDigestBatchAttempt(batchId: string, at: Date) {
+      const state = await call('digest_batch_attempt', { p_id: batchId, p_at: at.toISOString() });
+      return state === null || state === undefined ? null : batchState.parse(state);
     },
 
     async settleDigestBatch(batchId: string, settlement: BatchSettlement) {

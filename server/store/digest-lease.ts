@@ -41,8 +41,13 @@ export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
       return { runId: parsed.run_id, late: parsed.late, takenOver: parsed.taken_over };
     },
     renewDigestTick: async (tick, holder, until) => (await call('digest_renew_tick', { p_tick: tick.toISOString(), p_holder: holder, p_until: until.toISOString() })) === true,
-    endDigestTick: async ({ tick, holder, now, state, recapDate }) =>
-      (await call('digest_end_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_state: state, p_recap_date: recapDate })) === true,
+    async endDigestTick({ tick, holder, now, state, recapDate, notice }) {
+      const end = { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_state: state, p_recap_date: recapDate };
+      const answer = notice
+        ? await call('digest_end_tick_with_notice', { ...end, p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })
+        : await call('digest_end_tick', end);
+      return answer === true;
+    },
     recordMissedDigestTick: async (tick, holder, now, notice) =>
       notice
         ? (await call('digest_record_missed_tick_with_notice', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })) === true

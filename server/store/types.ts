@@ -195,6 +195,8 @@ export interface DigestBatch {
   runId: string | null;
   createdAt: Date;
   settledAt: Date | null;
+  /** When its first attempt was about to leave; null while none has (the run that wrote it stopped first). */
+  attemptedAt: Date | null;
 }
 
 export interface BatchFailure {
@@ -253,6 +255,8 @@ export interface DigestBatchStore {
   /** Pending and unknown batches of a recap (of every recap when null), oldest first. */
   openDigestBatches(recapDate: string | null): Promise<DigestBatch[]>;
   findDigestBatch(id: string): Promise<DigestBatch | null>;
+  /** Right before an attempt: records the batch's first attempt and answers its state (null when gone). */
+  beginDigestBatchAttempt(id: string, at: Date): Promise<BatchState | null>;
   /** Closes an open batch with its ledger rows in one transaction; false when it was not open. */
   settleDigestBatch(id: string, settlement: BatchSettlement): Promise<boolean>;
   markDigestBatchUnknown(id: string, reason: string): Promise<boolean>;
@@ -374,9 +378,10 @@ export interface DigestLeaseStore {
   renewDigestTick(tick: Date, holder: string, until: Date): Promise<boolean>;
   /**
    * Settles a running tick, the holder's or one whose holder's lease has passed; true for the one
-   * caller that settled it.
+   * caller that settled it. With `notice`, the operator's notice is queued in the same statement,
+   * so a tick never ends without the notice its end deserves.
    */
-  endDigestTick(end: { tick: Date; holder: string; now: Date; state: 'done' | 'missed' | 'abandoned'; recapDate: string | null }): Promise<boolean>;
+  endDigestTick(end: { tick: Date; holder: string; now: Date; state: 'done' | 'missed' | 'abandoned'; recapDate: string | null; notice?: QueuedNotice | null }): Promise<boolean>;
   /**
    * Records a tick nobody ran as missed; true for exactly one caller. With `notice`, the operator's
    * notice is queued in the same statement, so a tick is never recorded missed without it.
