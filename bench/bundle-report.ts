@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
-import { CLIENT_DIST } from '../server/site/renderer.ts';
+import { CLIENT_DIST } from '../server/site/load-renderer.ts';
 import { recordResults } from './support/results.ts';
 
 export async function runBundleReport(): Promise<void> {

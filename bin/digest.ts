@@ -138,7 +138,7 @@ type Config = Awaited<ReturnType<typeof configOrExit>>;
 const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(`warning: ${line}`) };
 
 async function showHistory(store: Store, json: boolean): Promise<never> {
-  const { historyTable, outboxLines } = await import('../jobs/digest/report.ts');
+  const { historyTable, outboxLines } = await import('../jobs/digest/run-report.ts');
   try {
     const [runs, open, outbox] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null), store.outboxSummary(OUTBOX_DAYS)]);
     if (json) console.log(JSON.stringify({ runs, openBatches: open, outbox }));
@@ -217,7 +217,7 @@ function progressTicker() {
 }
 
 async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Args): Promise<never> {
-  const [{ runDigestJob }, { runFailed }] = await Promise.all([import('../jobs/digest/job.ts'), import('../jobs/digest/report.ts')]);
+  const [{ runDigestJob }, { runFailed }] = await Promise.all([import('../jobs/digest/job.ts'), import('../jobs/digest/run-report.ts')]);
   const signal = stopOnSignal();
   const progress = progressTicker();
   let report: DigestReport;

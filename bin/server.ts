@@ -4,9 +4,9 @@
 // disk (NODE_COMPILE_CACHE, or a directory in the OS's temporary one) and reused by the next start.
 // Where the directory cannot be made or written, Node reports that in the returned status and the
 // server starts without the cache. Static imports are linked before a module's first line runs,
-// so the server itself is imported afterwards, dynamically (bin/serve.ts).
+// so the server itself is imported afterwards, dynamically (bin/start-server.ts).
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache();
-const { start } = await import('./serve.ts');
+const { start } = await import('./start-server.ts');
 await start();

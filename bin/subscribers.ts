@@ -15,7 +15,7 @@ import { canonicalAddress } from '../server/subscribers/mailbox-key.ts';
 import { openStore } from '../server/store/index.ts';
 import type { ImportState } from '../server/store/subscriber-import.ts';
 import { StoreLockedError, StoreUnavailableError, type Store, type SubscribersCliStore } from '../server/store/types.ts';
-import { IMPORT_CHUNK_SIZE, importSubscriberRows, type ImportFileRow } from '../server/subscribers/subscriber-import.ts';
+import { IMPORT_CHUNK_SIZE, importSubscriberRows, type ImportFileRow } from '../server/subscribers/import-in-chunks.ts';
 import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../server/subscribers/subscriber-keys.ts';
 
 const USAGE = `Usage: npm run subscribers -- <command>

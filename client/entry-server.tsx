@@ -1,5 +1,5 @@
 // The React half of server rendering: runs the route's loader, picks status and head, and renders
-// the app to a Node stream. server/site/render.ts does the HTTP half (template, caching, headers).
+// the app to a Node stream. server/site/page-server.ts does the HTTP half (template, caching, headers).
 import { StrictMode } from 'react';
 import { renderToPipeableStream } from 'react-dom/server';
 import { createStaticHandler, createStaticRouter, StaticRouterProvider } from 'react-router-dom';

@@ -1,7 +1,7 @@
 import { startTransition, StrictMode } from 'react';
 import type { hydrateRoot as HydrateRoot } from 'react-dom/client';
 import { RouterProvider, type createBrowserRouter as CreateBrowserRouter, type HydrationState } from 'react-router-dom';
-import { fetchedPageData } from './page-data.ts';
+import { fetchedPageData } from './fetch-page-data.ts';
 import { createRoutes } from './routes.tsx';
 
 export interface HydrationSteps {

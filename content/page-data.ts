@@ -1,6 +1,6 @@
 // What each page's route loader returns, computed from the recaps. The browser bundle holds none
 // of this: on a first visit the server puts it into the HTML, and on client-side navigation the
-// browser fetches it as JSON (server/site/routes/page-data.ts), so the bundle's size does not grow
+// browser fetches it as JSON (server/site/routes/page-data-json.ts), so the bundle's size does not grow
 // with the number of weeks. Pure: it receives the recaps, newest first.
 import type { Recap, RecapSummary } from './schema.ts';
 

@@ -6,7 +6,7 @@ import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import { goDestination, goUrlFor } from '../content/go-links.ts';
 import { site, withCampaign } from '../content/site.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/signed-links.ts';
 import { plainTextSpelling, prepareDigest, renderDigestEmail, toLatin1Html, webUrlFor } from './render-digest.ts';
 import { weekTitle } from '../content/text.ts';
 import { WeeklyDigestEmail } from './WeeklyDigestEmail.tsx';

@@ -90,7 +90,7 @@ function Entry({ entry, href }: { entry: RecapEntry; href: string }) {
   );
 }
 
-/** 'Your subscription' takes the unsubscribe link's own token (server/subscribers/unsubscribe-token.ts). */
+/** 'Your subscription' takes the unsubscribe link's own token (server/subscribers/signed-links.ts). */
 export function subscriptionUrlFromUnsubscribe(unsubscribeUrl: string): string {
   const url = new URL(unsubscribeUrl);
   url.pathname = url.pathname.replace(/unsubscribe$/, 'subscription');

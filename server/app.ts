@@ -12,10 +12,10 @@ import { DEFAULT_MAIL_FROM, type Config } from './config.ts';
 import { errorHandler, sendError } from './http/errors.ts';
 import helmet from 'helmet';
 import { requestLogger, type Logger } from './http/logger.ts';
-import type { Renderer } from './site/render.ts';
+import type { Renderer } from './site/page-server.ts';
 import { proxyCheck } from './http/proxy-check.ts';
 import { pathsOf, publicSite } from './site/public-site.ts';
-import type { Publishing } from './site/published-site.ts';
+import type { Publishing } from './site/public-weeks.ts';
 import { goLinksRouter } from './site/routes/go.ts';
 import { previewRouter } from './site/routes/preview.ts';
 import { resendWebhookRouter } from './mail/routes/resend-webhook.ts';
@@ -58,8 +58,8 @@ export interface AppDeps {
   /** The outbox worker to wake after a signup; made (and started) from the store and mailer when not given. */
   outbox?: OutboxWorker;
   /**
-   * Which weeks exist and when each becomes public (server/site/published-site.ts): the content's
-   * weeks, the real clock and UTC when not given; bin/serve.ts passes DIGEST_TZ.
+   * Which weeks exist and when each becomes public (server/site/public-weeks.ts): the content's
+   * weeks, the real clock and UTC when not given; bin/start-server.ts passes DIGEST_TZ.
    */
   publishing?: Publishing;
 }
@@ -253,7 +253,7 @@ export function createApp(deps: AppDeps) {
   });
 
   app.use(errorHandler((error, req) => logger.error({ err: error, method: req.method, path: req.path }, 'request failed')));
-  // The caller stops the outbox before it closes the store (bin/serve.ts, tests/support/server.ts);
+  // The caller stops the outbox before it closes the store (bin/start-server.ts, tests/support/server.ts);
   // the notice webhook's worker stops with it.
   return Object.assign(app, { outbox: withNoticeWebhook(deps, outbox), referralMilestones: writeReferralMilestones(deps) });
 }

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HONEYPOT_FIELD } from '../client/honeypot.ts';
-import { createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { firstVisitScripts } from '../scripts/first-visit-scripts.ts';
-import { CLIENT_DIST } from '../server/site/renderer.ts';
+import { CLIENT_DIST } from '../server/site/load-renderer.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const JS_BUDGET = 110 * 1024;
@@ -34,7 +34,7 @@ async function firstVisit(path: string) {
     js: [...js],
     jsText,
     jsGzip: [...js].reduce((sum, url) => sum + gzipped(read(url)), 0),
-    // The stylesheet is inlined into each page (server/site/renderer.ts); linked ones would count too.
+    // The stylesheet is inlined into each page (server/site/load-renderer.ts); linked ones would count too.
     cssGzip:
       styles.reduce((sum, url) => sum + gzipped(read(url)), 0) +
       [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].reduce((sum, m) => sum + gzipped(m[1]!), 0),

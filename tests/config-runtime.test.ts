@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { prepareDigest } from '../emails/render-digest.ts';
 import { parseConfig } from '../server/config.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/signed-links.ts';
 
 const parse = (env: Record<string, string | undefined>) => parseConfig(env, async () => 'generated-development-secret-0123456789abcdef');
 

@@ -1,7 +1,7 @@
 // Confirmation tokens (double opt-in): signed, naming the record and its link version, valid for 7
 // days, and not interchangeable with unsubscribe tokens made with the same secret.
 import { describe, expect, it } from 'vitest';
-import { CONFIRM_TOKEN_DAYS, createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { CONFIRM_TOKEN_DAYS, createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 
 const SECRET = 'confirm-token-secret-0123456789abcdef012345';
 const OLD_SECRET = 'confirm-token-old-secret-0123456789abcdef01';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
-import { createDevRenderer } from '../server/site/renderer.ts';
+import { createDevRenderer } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { visibleText } from './support/html.ts';

@@ -17,7 +17,7 @@ import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { ResendMailer } from '../server/mail/resend.ts';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/signed-links.ts';
 import { startDigestCli } from './support/cli.ts';
 import { startFakeResend, type FakeResend } from './support/fake-resend.ts';
 import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from './support/postgres.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DigestReport } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { startDigestCli, type CliResult } from './support/cli.ts';
 import { addSignup } from './support/store-ops.ts';

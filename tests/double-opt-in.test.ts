@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../server/store/postgres.ts';
 import type { Store } from '../server/store/types.ts';
-import { createConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken } from '../server/subscribers/signed-links.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { runDigest } from './support/digest-run.ts';
 import { linksIn, settledOutbox } from './support/outbox.ts';

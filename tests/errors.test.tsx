@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorPage } from '../client/pages/ErrorPage.tsx';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
 import { createServer } from 'node:http';

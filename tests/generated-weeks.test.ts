@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
-import { CLIENT_DIST } from '../server/site/renderer.ts';
+import { CLIENT_DIST } from '../server/site/load-renderer.ts';
 import { FIRST_SYNTHETIC_WEEK, makeScaledCopy, viteBuild, type ScaledCopy } from '../bench/support/scale-copy.ts';
 import { freePort } from '../scripts/free-port.ts';
 import { startServerProcess, type ServerProcess } from './support/server-process.ts';

@@ -10,8 +10,8 @@ import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../server/site/renderer.ts';
-import { createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { ROOT_DIR } from '../server/site/load-renderer.ts';
+import { createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';
 

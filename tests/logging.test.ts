@@ -10,10 +10,10 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type AppConfig } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
-import { createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 
 const SECRET = 'logging-test-unsubscribe-secret-0123456789abcdef';
 const ADDRESSES = ['Reader.One@Example.com', 'reader.two@example.org', 'not-an-address@', 'broken@database.example'];

@@ -9,7 +9,7 @@ import { loadMigrations, migrate, type Migration } from '../server/store/migrate
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { sqlStore } from '../server/store/sql-store.ts';
 import { dataExport } from '../server/subscribers/subscription-pages.ts';
-import { createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { migrationKinds, type MigrationKind } from './support/migration-kinds.ts';
 import { rowsNaming } from './support/rows-naming.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET } from './support/server.ts';

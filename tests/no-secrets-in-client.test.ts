@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sitePaths } from '../server/app.ts';
 import { parseConfig } from '../server/config.ts';
-import { ROOT_DIR } from '../server/site/renderer.ts';
+import { ROOT_DIR } from '../server/site/load-renderer.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const SUPABASE_HOST = 'leakcheck-zzz.supabase.co';

@@ -12,7 +12,7 @@ import { startDigestScheduler } from '../jobs/digest/scheduler.ts';
 import { createLogger } from '../server/http/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
 import type { SignupRequest } from '../server/store/types.ts';
-import { createConfirmToken, verifyConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken, verifyConfirmToken } from '../server/subscribers/signed-links.ts';
 import { sqlBackends, type OpenedSqlBackend } from './support/sql-backends.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 

@@ -20,7 +20,7 @@ import { headlineFigures } from '../jobs/report/render.tsx';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { createLogger } from '../server/http/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { CLIENT_DIST } from '../server/site/renderer.ts';
+import { CLIENT_DIST } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import { createPreviewToken } from '../server/site/preview-token.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';

@@ -8,7 +8,7 @@ import { SHARE_IMAGE_SIZE } from '../client/head.ts';
 import { recaps } from '../content/index.ts';
 import { sitePaths } from '../server/app.ts';
 import { jsonLdScript, renderHead } from '../server/site/html.ts';
-import { CLIENT_DIST } from '../server/site/renderer.ts';
+import { CLIENT_DIST } from '../server/site/load-renderer.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { decodeEntities } from './support/html.ts';
 import { startTestServer, type TestServer } from './support/server.ts';

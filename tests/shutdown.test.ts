@@ -17,7 +17,7 @@ const ROOT = new URL('..', import.meta.url);
 const TOTAL_REQUESTS = 900;
 const CONCURRENCY = 150;
 const SIGNAL_AFTER_RESPONSES = 200;
-// The server's own hard limit (SHUTDOWN_GRACE_MS in bin/serve.ts); a wall-clock bound tighter
+// The server's own hard limit (SHUTDOWN_GRACE_MS in bin/start-server.ts); a wall-clock bound tighter
 // than that fails on a loaded machine. That the drain is not stuck on keep-alive connections is
 // checked without a clock: the test holds one open that never closes by itself, and the drain must
 // finish without the forced path.

@@ -16,7 +16,7 @@ import { referralText } from '../content/referrals.ts';
 import { gatherReport, type ReportData } from '../jobs/report/gather.ts';
 import { renderReportHtml } from '../jobs/report/render.tsx';
 import { maskEmail } from '../server/subscribers/link-tokens.ts';
-import { createUnsubscribeToken, subscriptionUrlFor } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, subscriptionUrlFor } from '../server/subscribers/signed-links.ts';
 import type { Store } from '../server/store/types.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, settledOutbox, type Eml } from './support/outbox.ts';

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../server/subscribers/link-tokens.ts';
 import type { Store } from '../server/store/types.ts';
-import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { storeBackends, type OpenedBackend } from './support/store-backends.ts';
 import { addSignup } from './support/store-ops.ts';
 

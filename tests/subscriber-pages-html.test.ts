@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConfirmToken, createUnsubscribeToken, confirmUrlFor, subscriptionUrlFor, unsubscribeUrlFor } from '../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken, confirmUrlFor, subscriptionUrlFor, unsubscribeUrlFor } from '../server/subscribers/signed-links.ts';
 import { linksIn, readOutbox, settledOutbox } from './support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';

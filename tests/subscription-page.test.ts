@@ -14,7 +14,7 @@ import { freshLinkEmailText } from '../emails/FreshLinkEmail.tsx';
 import { recaps } from '../content/index.ts';
 import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { confirmUrlFor, createConfirmToken } from '../server/subscribers/unsubscribe-token.ts';
+import { confirmUrlFor, createConfirmToken } from '../server/subscribers/signed-links.ts';
 import type { SqlClient } from '../server/store/sql-client.ts';
 import { chromiumAvailable, launchChromium } from './support/browser.ts';
 import { linksIn, readOutbox, type Eml } from './support/outbox.ts';

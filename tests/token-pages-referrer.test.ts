@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../content/index.ts';
 import { createFreshLinkToken, newFreshLink } from '../server/subscribers/link-tokens.ts';
 import { createPreviewToken } from '../server/site/preview-token.ts';
-import { createConfirmToken, createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 
 let server: TestServer;

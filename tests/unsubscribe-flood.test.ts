@@ -4,7 +4,7 @@
 // loopback addresses, with the default signup limit (10 a minute) in force.
 import type { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { agentFrom, inParallel, send } from './support/from-address.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from './support/server.ts';
 import { addSignup } from './support/store-ops.ts';

@@ -12,10 +12,10 @@ import { runWeeklyDigest } from '../jobs/digest/run.ts';
 import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/http/logger.ts';
 import { OutboxMailer } from '../server/mail/outbox.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/renderer.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../server/site/load-renderer.ts';
 import { openPGliteStore } from '../server/store/pglite.ts';
 import type { Store } from '../server/store/types.ts';
-import { createUnsubscribeToken, verifyUnsubscribeToken } from '../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, verifyUnsubscribeToken } from '../server/subscribers/signed-links.ts';
 import { addSignup } from './support/store-ops.ts';
 
 const SECRET = 'unsubscribe-test-secret-0123456789abcdef0123';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../../server/app.ts';
 import { createLogger } from '../../server/http/logger.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/renderer.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'launched-weekly-bench-'));

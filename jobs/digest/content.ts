@@ -7,7 +7,7 @@ import { personalizeTemplate, type PreparedDigest } from '../../emails/render-di
 import { wholeMessage } from '../../server/mail/template.ts';
 import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../../server/mail/types.ts';
 import type { DigestContent, Subscriber } from '../../server/store/types.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
 import { shareLinkPath } from '../../server/subscribers/share-codes.ts';
 
 const sha256 = (...parts: string[]) => {

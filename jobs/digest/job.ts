@@ -1,6 +1,6 @@
 // The Monday job as the CLI (bin/digest.ts) and the scheduler (scheduler.ts) both run it: one
 // place assembles the run's options (the pre-send checks, the log, the calendar); whether a run
-// failed is report.ts's runFailed. Neither shell decides any of these for itself, so a hand run and
+// failed is run-report.ts's runFailed. Neither shell decides any of these for itself, so a hand run and
 // a scheduled one cannot drift apart. Pruning is housekeeping (housekeeping.ts), never on a
 // scheduled send's path: only a real run from the CLI prunes, after it has sent.
 import type { Recap } from '../../content/schema.ts';

@@ -5,7 +5,7 @@
 import type { Recap } from '../../content/schema.ts';
 import { weekLabel } from '../../content/text.ts';
 import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../emails/render-digest.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/unsubscribe-token.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
 import { presendRefusal, runPresendChecks, type CheckResult } from './presend-checks.ts';
 import type { DigestOptions } from './run.ts';
 

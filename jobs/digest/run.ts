@@ -19,7 +19,7 @@ import { digestContentOf, messageFrom, messageMaker } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
-import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './report.ts';
+import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './run-report.ts';
 import { sendAndRecord, settleOpenBatches, templateFor, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../server/clock.ts';

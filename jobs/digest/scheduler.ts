@@ -19,7 +19,7 @@ import { housekeep, HOUSEKEEPING_CRON } from './housekeeping.ts';
 import type { DigestSetup } from './job.ts';
 import { DEFAULT_LEASE_MS } from './lease.ts';
 import { logNotice, noticeFor, sendNotice, type Notice } from './notices.ts';
-import { reportFields, runFailed } from './report.ts';
+import { reportFields, runFailed } from './run-report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, resumableTick, type Resumer, type ResumePolicy } from './resume.ts';
 import type { DigestReport } from './run.ts';
 

@@ -9,7 +9,7 @@ import type { DigestContent, Store, Subscriber } from '../../server/store/types.
 import { startFakeResend, type FakeResend } from '../../tests/support/fake-resend.ts';
 import { digestContentOf, messageFrom } from './content.ts';
 import { candidateGroups } from './plan.ts';
-import { RunTally } from './report.ts';
+import { RunTally } from './run-report.ts';
 import { DEFAULT_DELIVERY_POLICY, longestRetryBudgetMs, MAX_REQUEST_TIMEOUT_MS } from '../../server/mail/delivery-policy.ts';
 import { LAST_ATTEMPT_AGE_MS, PROVIDER_IDEMPOTENCY_WINDOW_MS, REPEAT_SAFETY_MARGIN_MS, sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
 import { addSignup, deliveredTo, listActiveSubscribers } from '../../tests/support/store-ops.ts';

@@ -8,7 +8,7 @@ import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
 import type { BatchMessage, Mailer, PreparedTemplate } from '../../server/mail/types.ts';
 import type { BatchFailure, BatchState, DigestBatch, DigestContent, DigestStore } from '../../server/store/types.ts';
 import { digestTemplateOf, rebuildMessages } from './content.ts';
-import { settleCommands, type RunTally, type UnknownBatch } from './report.ts';
+import { settleCommands, type RunTally, type UnknownBatch } from './run-report.ts';
 
 /** How long the provider honours an idempotency key (Resend: 24 hours). */
 export const PROVIDER_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

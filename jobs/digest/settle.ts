@@ -7,7 +7,7 @@ import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { rebuildMessages } from './content.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
-import { recordRun, RunTally, startRun, type DigestReport } from './report.ts';
+import { recordRun, RunTally, startRun, type DigestReport } from './run-report.ts';
 import { sendAndRecord } from './send-batch.ts';
 
 export interface SettleOptions {

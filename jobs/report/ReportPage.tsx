@@ -4,7 +4,7 @@
 import { senderHoldWords } from '../../server/mail/sender-refusal.ts';
 import type { ReactNode } from 'react';
 import type { CheckResult } from '../digest/presend-checks.ts';
-import { unknownPart } from '../digest/report.ts';
+import { unknownPart } from '../digest/run-report.ts';
 import type { Charts } from './charts.ts';
 import { ClicksSection } from './ClicksSection.tsx';
 import { GrowthSection } from './GrowthSection.tsx';

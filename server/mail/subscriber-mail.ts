@@ -9,7 +9,7 @@ import { isPublic } from '../../content/publication.ts';
 import type { OutgoingMessage } from './types.ts';
 import { referralText } from '../../content/referrals.ts';
 import type { OutboxMessage } from '../store/mail-outbox.ts';
-import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from '../subscribers/unsubscribe-token.ts';
+import { CONFIRM_TOKEN_DAYS, confirmUrlFor, createConfirmToken, createUnsubscribeToken, subscriptionUrlFor, unsubscribeUrlFor } from '../subscribers/signed-links.ts';
 
 export interface SubscriberMailOptions {
   siteUrl: string;

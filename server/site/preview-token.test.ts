@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createConfirmToken, createUnsubscribeToken } from '../subscribers/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken } from '../subscribers/signed-links.ts';
 import { createPreviewToken, verifyPreviewToken } from './preview-token.ts';
 
 const SECRET = 'preview-token-test-secret-0123456789abcdef';

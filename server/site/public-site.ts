@@ -1,15 +1,15 @@
 // Everything the site shows of its weeks (pages, page data, RSS, sitemap, share cards), built from
-// the weeks public at the time of each request (server/site/published-site.ts). One page server, page
+// the weeks public at the time of each request (server/site/public-weeks.ts). One page server, page
 // data source and pair of feeds per set of public weeks: a week turns public with no restart, and
 // no cache of ours serves the set before it once its time has come.
 import { posix } from 'node:path';
 import type { RequestHandler, Router } from 'express';
 import { createPageData, type PageDataSource } from '../../content/page-data.ts';
 import type { Recap } from '../../content/schema.ts';
-import { createPageServer, type Renderer } from './render.ts';
+import { createPageServer, type Renderer } from './page-server.ts';
 import { buildFeedDocuments, feedsRouter, type FeedDocuments } from './routes/feeds.ts';
-import { pageDataRouter } from './routes/page-data.ts';
-import { publishedSite, type PublishedSite, type Publishing } from './published-site.ts';
+import { pageDataRouter } from './routes/page-data-json.ts';
+import { publishedSite, type PublishedSite, type Publishing } from './public-weeks.ts';
 
 export interface SiteSet {
   pageData: PageDataSource;

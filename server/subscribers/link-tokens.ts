@@ -3,7 +3,7 @@
 // version (supabase/migrations/20261124003010_subscriber_links.sql: bumped whenever the address
 // changes state, so a link made before does not act after), an expiry one hour ahead and a random
 // nonce; the database records the nonce when the link is used, so it acts once. The footer link
-// of a digest (server/subscribers/unsubscribe-token.ts) stays what it was: it unsubscribes at once and shows
+// of a digest (server/subscribers/signed-links.ts) stays what it was: it unsubscribes at once and shows
 // the state, but can only ask for one of these to be sent to the address.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 

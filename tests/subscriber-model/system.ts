@@ -5,9 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'svix';
 import { canonicalAddress, mailboxKey } from '../../server/subscribers/mailbox-key.ts';
-import { importSubscriberRows } from '../../server/subscribers/subscriber-import.ts';
+import { importSubscriberRows } from '../../server/subscribers/import-in-chunks.ts';
 import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../../server/subscribers/subscriber-keys.ts';
-import { createConfirmToken, createUnsubscribeToken } from '../../server/subscribers/unsubscribe-token.ts';
+import { createConfirmToken, createUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
 import { createFreshLinkToken, type LinkPurpose } from '../../server/subscribers/link-tokens.ts';
 import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { answerClientErrors, createApp, type AppConfig } from '../../server/app.ts';
 import { createLogger, type Logger } from '../../server/http/logger.ts';
 import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
-import type { Publishing } from '../../server/site/published-site.ts';
-import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/renderer.ts';
+import type { Publishing } from '../../server/site/public-weeks.ts';
+import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 

@@ -1,10 +1,10 @@
 // /rss.xml, /sitemap.xml and /robots.txt. Their bodies depend only on the public weeks and
-// SITE_URL, so each is built once per set of public weeks (server/site/published-site.ts); no cache may
+// SITE_URL, so each is built once per set of public weeks (server/site/public-weeks.ts); no cache may
 // keep one past the moment the next week becomes public.
 import express, { type Router } from 'express';
 import { buildRobotsTxt, buildRssFeed, buildSitemap, FEED_PATH, ROBOTS_PATH, SITEMAP_PATH } from '../feeds.ts';
 import type { Recap } from '../../../content/schema.ts';
-import { cappedMaxAge } from '../published-site.ts';
+import { cappedMaxAge } from '../public-weeks.ts';
 
 export interface FeedDocuments {
   /** Built when first asked for, then kept: the feed library is loaded only then (server/site/feeds.ts). */

@@ -33,7 +33,7 @@ const CAP_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface GoLinksOptions {
   store: Pick<SiteStore, 'recordLinkClick' | 'hitRateLimit'>;
-  /** The week with this page path, and whether it is public now (server/site/published-site.ts). */
+  /** The week with this page path, and whether it is public now (server/site/public-weeks.ts). */
   weekAt: (path: string) => Recap | undefined;
   isPublicNow: (recap: Recap) => boolean;
   clock: () => Date;

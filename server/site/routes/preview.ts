@@ -15,9 +15,9 @@ import { escapeHtml } from '../html.ts';
 import { verifyPreviewToken } from '../preview-token.ts';
 import type { PublicSite } from '../public-site.ts';
 import { pathsOf } from '../public-site.ts';
-import type { Publishing } from '../published-site.ts';
-import { createPageServer, type Renderer } from '../render.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/unsubscribe-token.ts';
+import type { Publishing } from '../public-weeks.ts';
+import { createPageServer, type Renderer } from '../page-server.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/signed-links.ts';
 import { noReferrer, page, send } from '../../http/small-page.ts';
 
 export interface PreviewOptions {

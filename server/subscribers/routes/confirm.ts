@@ -13,7 +13,7 @@ import type { SiteStore } from '../../store/types.ts';
 import type { SignupService } from '../signup.ts';
 import { maskEmail } from '../link-tokens.ts';
 import { noReferrer, page, send } from '../../http/small-page.ts';
-import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../unsubscribe-token.ts';
+import { CONFIRM_TOKEN_DAYS, verifyConfirmToken, type ConfirmTokenCheck } from '../signed-links.ts';
 
 export interface ConfirmOptions {
   store: SiteStore;

@@ -7,7 +7,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { createElement as h } from 'react';
 import type { SubscriberDetails, SubscriberStatus } from '../../store/types.ts';
-import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
+import { verifyUnsubscribeToken } from '../signed-links.ts';
 import { freshLinkThrottleKey, maskEmail, newFreshLink, type LinkPurpose } from '../link-tokens.ts';
 import { expired, pageShower, subscriptionText, type SubscriptionOptions } from '../subscription-pages.ts';
 import { noReferrer } from '../../http/small-page.ts';

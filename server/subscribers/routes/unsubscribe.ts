@@ -18,7 +18,7 @@ import type { Logger } from '../../http/logger.ts';
 import type { SiteStore } from '../../store/types.ts';
 import { maskEmail } from '../link-tokens.ts';
 import { noReferrer, page, send } from '../../http/small-page.ts';
-import { verifyUnsubscribeToken } from '../unsubscribe-token.ts';
+import { verifyUnsubscribeToken } from '../signed-links.ts';
 
 export interface UnsubscribeOptions {
   store: SiteStore;

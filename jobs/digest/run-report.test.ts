@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closingReport, historyTable, RunTally, settleCommands } from './report.ts';
+import { closingReport, historyTable, RunTally, settleCommands } from './run-report.ts';
 
 describe('closingReport', () => {
   it('names unknown batches with the commands that settle them, and makes the outcome unknown', () => {

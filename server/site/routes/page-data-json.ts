@@ -13,7 +13,7 @@ function sendData(res: Response, status: number, data: unknown) {
   res.status(status).set('Cache-Control', 'no-cache').json(data);
 }
 
-/** `current` gives the data of the weeks public at the time of the request (server/site/published-site.ts). */
+/** `current` gives the data of the weeks public at the time of the request (server/site/public-weeks.ts). */
 export function pageDataRouter(current: () => PageDataSource): Router {
   const router = express.Router();
   router.get('/data/home.json', async (_req, res) => {

@@ -1,5 +1,5 @@
 // The browser's PageDataSource: on client-side navigation a page's loader data comes from the
-// server as a small JSON request (server/site/routes/page-data.ts). On a first visit none of these run:
+// server as a small JSON request (server/site/routes/page-data-json.ts). On a first visit none of these run:
 // the data is in the HTML.
 import type { ArchiveData, HomeData, PageDataSource, RecapPageData } from '../content/page-data.ts';
 

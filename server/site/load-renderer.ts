@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { RequestHandler } from 'express';
-import type { Renderer } from './render.ts';
+import type { Renderer } from './page-server.ts';
 
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 export const CLIENT_DIST = fileURLToPath(new URL('../../dist/client', import.meta.url));

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '../server/http/logger.ts';
 import { configOrExit, readDotEnv } from '../server/startup.ts';
 import { createMailer } from '../server/mail/index.ts';
 import type { OutboxWorker } from '../server/mail/outbox-worker.ts';
-import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/site/renderer.ts';
+import { CLIENT_DIST, createDevRenderer, loadBuiltRenderer } from '../server/site/load-renderer.ts';
 import { openStore, StoreLockedError, storeWhenOpen, type Store } from '../server/store/index.ts';
 
 // Docker and Kubernetes send SIGKILL 10 s after SIGTERM by default: in-flight requests get most of
