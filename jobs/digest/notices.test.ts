@@ -44,9 +44,22 @@ describe('operator notices', () => {
     expect(done?.subject).toBe('[Launched Weekly] Resumed and finished: the 2025-07-14 recap, sent');
   });
 
+  it('a later try that leaves a batch unknown is told, though the stop was; a batch found unknown is not told again', async () => {
+    const batch = { id: '7', recapDate: '2025-07-14', sequence: 2, recipients: 3, reason: 'it was written 24.2 h ago and never confirmed', settle: { send: 'send', skip: 'skip' } };
+    const madeUnknown = { ...report('stopped', 'Resumed (try 13): Stopped … 1 batch could not be settled safely and is unknown …'), unknown: [{ ...batch, madeThisRun: true }] };
+    const told = await noticeFor(store, madeUnknown, context({ attempt: 13, nextTry: at, stopNoticed: true }));
+    expect(told?.subject).toBe('[Launched Weekly] Stopped: the 2025-07-14 recap, 1 batch unknown, retrying at 2025-07-14 09:01 UTC');
+    const foundUnknown = { ...madeUnknown, unknown: [batch] };
+    expect(await noticeFor(store, foundUnknown, context({ attempt: 14, nextTry: at, stopNoticed: true }))).toBeNull();
+  });
+
   it('nothing for another replica’s lease in the way, nor for finding afterwards that it sent the recap', async () => {
     expect(await noticeFor(store, report('locked', 'Nothing sent: another run is sending …'), context({ nextTry: at }))).toBeNull();
     expect(await noticeFor(store, report('already-sent', 'Resumed (try 1): Nothing to send: …'), context({ attempt: 1 }))).toBeNull();
+    // A late week's run is told even then: the server that sent it may have died before telling it.
+    expect((await noticeFor(store, report('already-sent', 'Resumed (try 1): Nothing to send: …'), context({ attempt: 1, late: true })))?.subject).toBe(
+      '[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, already-sent',
+    );
     // A run resumed after a crash (no stop was told) that sends: its completion is told.
     expect((await noticeFor(store, report('sent', 'Resumed (try 1): Sent …', 50), context({ attempt: 1 })))?.subject).toMatch(/^\[Launched Weekly\] Resumed and finished/);
   });

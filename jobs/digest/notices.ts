@@ -57,19 +57,22 @@ async function figures(store: DigestStore, report: DigestReport): Promise<string
 
 /**
  * Which notice a run deserves, if any. Not one for another replica's lease in the way (that
- * replica tells its own run), nor for a try that stopped again after the stop was told, nor for
+ * replica tells its own run), nor for a try that stopped again after the stop was told (unless it
+ * left a batch unknown), nor for
  * a resumed try that only found the recap sent by someone else. A late tick's end is always told:
  * a server that died after its late run sent the week, before settling the tick, told nothing.
  */
 export async function noticeFor(store: DigestStore, report: DigestReport, context: NoticeContext): Promise<Notice | null> {
   const recap = report.recap ? `the ${report.recap.date} recap` : 'the weekly digest';
-  if (context.nextTry && (report.outcome === 'locked' || context.stopNoticed)) return null;
+  // A batch this try made unknown needs a person, so its try is told even after the stop was.
+  const madeUnknown = report.unknown.filter((batch) => batch.madeThisRun).length;
+  if (context.nextTry && (report.outcome === 'locked' || (context.stopNoticed && madeUnknown === 0))) return null;
   if (!context.nextTry && context.attempt > 0 && !context.stopNoticed && !context.late && report.outcome === 'already-sent') return null;
   const body = await figures(store, report);
   const next = `Next scheduled run: ${when(context.nextRun)}.`;
   if (context.nextTry) {
     return {
-      subject: `${NOTICE_SUBJECT_PREFIX} Stopped: ${recap}, retrying at ${when(context.nextTry)}`,
+      subject: `${NOTICE_SUBJECT_PREFIX} Stopped: ${recap}${madeUnknown > 0 ? `, ${plural(madeUnknown, 'batch', 'batches')} unknown` : ''}, retrying at ${when(context.nextTry)}`,
       text: [`The scheduled run of ${recap} stopped at ${when(new Date())}.`, `Why: ${report.message}`, `It is tried again at ${when(context.nextTry)} and then with growing pauses (up to 30 minutes) until it is done or the recap is no longer fresh; nothing to do unless this repeats.`, '', ...body, '', next].join('\n'),
     };
   }

@@ -41,6 +41,8 @@ export interface UnknownBatch {
   reason: string;
   /** The commands that settle it. */
   settle: { send: string; skip: string };
+  /** This run made it unknown (rather than finding it so). */
+  madeThisRun?: boolean;
 }
 
 export interface DigestReport {

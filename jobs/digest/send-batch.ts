@@ -78,7 +78,7 @@ export function unknownBatchOf(batch: Pick<DigestBatch, 'id' | 'recapDate' | 'se
 
 async function markUnknown(ctx: BatchContext, batch: DigestBatch, reason: string): Promise<void> {
   await ctx.store.markDigestBatchUnknown(batch.id, reason);
-  ctx.tally.unknown.push(unknownBatchOf(batch, reason));
+  ctx.tally.unknown.push({ ...unknownBatchOf(batch, reason), madeThisRun: true });
   ctx.warn?.(`Batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}) is unknown: ${reason}`);
 }
 
