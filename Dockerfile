@@ -2,7 +2,7 @@
 # Launched Weekly: the web server and the Monday digest in one image.
 #   docker build -t launched-weekly .
 #   docker run -p 3000:3000 --env-file .env.production -v launched-data:/data launched-weekly
-# tests/image-steps.test.ts repeats these steps (the COPY lines, .dockerignore, the RUN lines of the
+# tests/release/image-steps.test.ts repeats these steps (the COPY lines, .dockerignore, the RUN lines of the
 # build stage, CMD and HEALTHCHECK) in a temporary directory, so it fails when they drift.
 
 FROM node:24-bookworm-slim AS build
@@ -29,7 +29,7 @@ RUN apt-get update \
 # mapped on their own and handed back when freed (V8's compilers, among others, take memory in
 # blocks of 8-32 KiB, which in the shared heap left holes that stayed resident: the runtime bench
 # measured ~3 MB less RSS after 10,000 requests than with 64 KiB, docs/performance.md), and free
-# memory at the top of the heap handed back from 64 KiB. tests/production-runtime.test.ts keeps
+# memory at the top of the heap handed back from 64 KiB. tests/server/production-runtime.test.ts keeps
 # the two in step.
 ENV NODE_ENV=production DATA_DIR=/data PORT=3000 HOST=0.0.0.0 MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=8192 MALLOC_TRIM_THRESHOLD_=65536
 WORKDIR /app
@@ -48,5 +48,5 @@ ENTRYPOINT ["/usr/bin/tini", "--"]
 # throughput against a plain static server, docs/performance.md); the old generation grown to
 # 1.25 x what the last full collection kept (V8's default is up to 4 x); WebAssembly (the embedded
 # database) kept on V8's baseline compiler, whose optimising tier would hold ~100 MB more.
-# tests/production-runtime.test.ts checks this is npm start's command.
+# tests/server/production-runtime.test.ts checks this is npm start's command.
 CMD ["node", "--max-semi-space-size=4", "--min-semi-space-size=4", "--heap-growing-percent=25", "--liftoff-only", "dist/bin/server.js"]

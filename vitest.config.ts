@@ -6,13 +6,13 @@ import viteConfig from './vite.config.ts';
 
 /** Tests in tests/ that need nothing but the code: no build, no database server, no browser. */
 const UNIT_TESTS = [
-  'tests/bench-results.test.ts',
-  'tests/config-runtime.test.ts',
-  'tests/config.test.ts',
-  'tests/confirm-token.test.ts',
-  'tests/docs-links.test.ts',
-  'tests/mailbox-key-sql.test.ts',
-  'tests/mailer-resend.test.ts',
+  'tests/docs/bench-results.test.ts',
+  'tests/server/config-runtime.test.ts',
+  'tests/server/config.test.ts',
+  'tests/subscribers/confirm-token.test.ts',
+  'tests/docs/docs-links.test.ts',
+  'tests/subscribers/mailbox-key-sql.test.ts',
+  'tests/mail/mailer-resend.test.ts',
 ];
 
 /** Tests beside the code that start the production build or a command-line tool. */
@@ -20,21 +20,21 @@ const UNIT_EXCEPTIONS = ['content/content.test.ts', 'jobs/digest/when.test.ts'];
 
 /** Tests that drive Chromium (tests/support/browser.ts). */
 const BROWSER_TESTS = [
-  'tests/*.e2e.test.ts',
-  'tests/double-opt-in.test.ts',
-  'tests/outbox-restart.test.ts',
-  'tests/publishing.test.ts',
-  'tests/report-clicks.test.ts',
-  'tests/security-headers.test.ts',
-  'tests/seo.test.ts',
-  'tests/signup-flood.test.ts',
-  'tests/subscription-page.test.ts',
-  'tests/suppression.test.ts',
-  'tests/welcome-email.test.ts',
+  'tests/e2e/*.test.ts',
+  'tests/subscribers/double-opt-in.test.ts',
+  'tests/mail/outbox-restart.test.ts',
+  'tests/site/publishing.test.ts',
+  'tests/report/report-clicks.test.ts',
+  'tests/site/security-headers.test.ts',
+  'tests/site/seo.test.ts',
+  'tests/subscribers/signup-flood.test.ts',
+  'tests/subscribers/subscription-page.test.ts',
+  'tests/mail/suppression.test.ts',
+  'tests/mail/welcome-email.test.ts',
 ];
 
 /** Release-sized: a container's build from `npm ci`, a copied tree built by Vite, 11,000 signups, ten `npm start` restarts. */
-const RELEASE_TESTS = ['tests/image-steps.test.ts', 'tests/generated-weeks.test.ts', 'tests/signup-load.test.ts', 'tests/embedded-lock.test.ts'];
+const RELEASE_TESTS = ['tests/release/*.test.ts'];
 
 const BESIDE_CODE = '{bin,content,client,server,emails,jobs,scripts}/**/*.test.{ts,tsx}';
 const BUILD_AND_POSTGRES = ['tests/setup/build.ts', 'tests/setup/postgres.ts'];

@@ -25,7 +25,7 @@ export async function runBundleReport(): Promise<void> {
   await recordResults(
     'Client bundle',
     'npm run build && npm run bench -- bundle',
-    `First visit (the scripts the page's loader starts: the entry, its static imports and the chunks it loads to hydrate; the stylesheet): **JS ${kb(firstVisit.filter((s) => s.file.endsWith('.js')).reduce((n, s) => n + s.gzip, 0))} KB gzipped, CSS ${kb(firstVisit.filter((s) => s.file.endsWith('.css')).reduce((n, s) => n + s.gzip, 0))} KB gzipped** (budget 110 KB / 15 KB; tests/bundle-budget.test.ts enforces it in CI).
+    `First visit (the scripts the page's loader starts: the entry, its static imports and the chunks it loads to hydrate; the stylesheet): **JS ${kb(firstVisit.filter((s) => s.file.endsWith('.js')).reduce((n, s) => n + s.gzip, 0))} KB gzipped, CSS ${kb(firstVisit.filter((s) => s.file.endsWith('.css')).reduce((n, s) => n + s.gzip, 0))} KB gzipped** (budget 110 KB / 15 KB; tests/site/bundle-budget.test.ts enforces it in CI).
 
 | file | raw KB | gzip KB | loaded |
 |---|---|---|---|

@@ -1,6 +1,6 @@
 // The store the server listens with while its database opens: calls wait for the open, a failed
 // open fails them with its own error, and the wrapper is not a thenable (awaiting it must not wait
-// for itself). The server-level behaviour is in tests/start-before-store.test.ts.
+// for itself). The server-level behaviour is in tests/server/start-before-store.test.ts.
 import { describe, expect, it } from 'vitest';
 import { storeWhenOpen, type Store } from './index.ts';
 

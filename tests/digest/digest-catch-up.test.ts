@@ -1,0 +1,251 @@
+// Missed Mondays and the record of ticks, in-process on a manual clock (a week in a second), on
+// PGlite and PostgreSQL: a claimed tick whose process died is taken over and sent late, once, with
+// one notice; the start-up resume never sends a newer week past its deadline; a replica starting
+// late does not run a tick another replica is running; two servers started together run a missed
+// tick once; moving DIGEST_CRON later raises no false "Missed"; more than a week down tells both
+// weeks in one notice. Then once with real server processes (dist/bin/server.js, as npm start runs
+// it): a server SIGKILLed right after it claimed a missed tick, started again: the week is sent
+// within the deadline, marked late, with one notice.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../server/store/types.ts';
+import { freePort } from '../../scripts/free-port.ts';
+import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from '../support/server-process.ts';
+import { noticesIn, startReplica, type Replica } from '../support/digest-scheduler-harness.ts';
+import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
+import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
+import { addSignup } from '../support/store-ops.ts';
+
+const READERS = Array.from({ length: 30 }, (_, i) => `monday${String(i).padStart(2, '0')}@example.com`);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const THIS_WEEK = '2025-07-14';
+const LAST_WEEK = '2025-07-06';
+const TICK = new Date(`${THIS_WEEK}T09:00:00Z`);
+const LAST_TICK = new Date('2025-07-07T09:00:00Z');
+const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
+
+for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
+  describe.skipIf(!backend.available)(`Missed and unfinished ticks on ${backend.name}`, () => {
+    let opened: OpenedBackend;
+    let store: Store;
+    let fake: FakeResend;
+    let replicas: Replica[] = [];
+
+    beforeAll(async () => {
+      fake = await startFakeResend();
+    });
+    afterAll(() => fake?.close());
+    beforeEach(async () => {
+      opened = await backend.open();
+      store = opened.store;
+      for (const email of READERS) await addSignup(store, email, '/');
+      fake.messages.length = 0;
+      fake.onBatchAccepted = null;
+    }, 120_000);
+    afterEach(async () => {
+      for (const replica of replicas) await replica.scheduler.stop();
+      replicas = [];
+      await opened?.cleanup();
+    });
+
+    const start = (...args: Parameters<typeof startReplica> extends [unknown, unknown, ...infer Rest] ? Rest : never) => {
+      const replica = startReplica(store, fake, ...args);
+      replicas.push(replica);
+      return replica;
+    };
+    const copies = (week: string) => READERS.map((email) => fake.deliveredTo(email, week).length);
+    const scheduledRuns = async () => (await store.recentDigestRuns(20)).filter((run) => run.kind === 'scheduled');
+
+    it('a missed tick claimed by a process that died before sending is taken over once its lease passes: sent late, once, one notice', async () => {
+      // The dead process claimed the missed tick 10 minutes after it, then died: its claim made its run.
+      expect(await store.beginDigestTick({ tick: TICK, holder: 'a process that died', now: later(TICK, 10 * MINUTE), leaseMs: MINUTE, late: true })).not.toBeNull();
+      const replica = start(later(TICK, 12 * MINUTE));
+      await replica.scheduler.idle();
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+      await replica.clock.advance(2 * MINUTE);
+      await replica.scheduler.idle();
+
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+      const [run] = await scheduledRuns();
+      expect(run).toMatchObject({ outcome: 'sent', recapDate: THIS_WEEK, sent: READERS.length });
+      expect(run!.message).toMatch(/^Resumed \(try 1\): Late: the 2025-07-14 09:00 UTC run was missed \(no server was running then\) and ran 13 min later/);
+      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
+      // A week later nothing more went to anyone for it.
+      await replica.clock.advance(7 * 24 * HOUR - 10 * MINUTE);
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+    });
+
+    it('last week unfinished and this Monday missed: a start 25 h later sends neither week and says "missed" once', async () => {
+      expect(await store.beginDigestTick({ tick: LAST_TICK, holder: 'a process that died', now: LAST_TICK, leaseMs: MINUTE, late: false })).not.toBeNull();
+      const replica = start(later(TICK, 25 * HOUR));
+      await replica.clock.advance(30 * MINUTE);
+      await replica.scheduler.idle();
+
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 0));
+      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
+    });
+
+    it('a late run that stops is not tried past its catch-up deadline, and the operator is told once', async () => {
+      fake.outage = true;
+      const replica = start(later(TICK, 5 * HOUR), { resume: { firstMs: 20 * MINUTE, maxMs: 20 * MINUTE } });
+      await replica.scheduler.idle();
+      await replica.clock.advance(3 * HOUR);
+      await replica.scheduler.idle();
+      fake.outage = false;
+      await replica.clock.advance(HOUR);
+
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+      expect(noticesIn(replica.lines)).toEqual([
+        expect.stringMatching(/^\[Launched Weekly\] Stopped: the 2025-07-14 recap, retrying at /),
+        '[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent',
+      ]);
+      expect(replica.scheduler.nextResume()).toBeNull();
+    });
+
+    it('a replica starting while another runs the tick on time runs nothing of its own', async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      fake.onBatchAccepted = () => held;
+      const onTime = start(later(TICK, -MINUTE));
+      await onTime.scheduler.idle();
+      const running = onTime.clock.advance(MINUTE);
+      while (fake.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const lateStarter = start(later(TICK, 2 * MINUTE));
+      await lateStarter.scheduler.idle();
+      release();
+      await running;
+      await onTime.scheduler.idle();
+      await lateStarter.clock.advance(10 * MINUTE);
+      await lateStarter.scheduler.idle();
+
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+      expect((await scheduledRuns()).map((run) => run.message)).toEqual([expect.stringMatching(/^Sent Week of July 14, 2025 to 30 subscribers\./)]);
+      expect(noticesIn(lateStarter.lines)).toEqual([]);
+    });
+
+    it('two servers started together after a missed tick run it once', async () => {
+      const [a, b] = [start(later(TICK, 10 * MINUTE)), start(later(TICK, 10 * MINUTE))];
+      await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
+      await Promise.all([a.clock.advance(10 * MINUTE), b.clock.advance(10 * MINUTE)]);
+      await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
+
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+      const runs = await scheduledRuns();
+      expect(runs).toHaveLength(1);
+      expect(runs[0]!.message).toMatch(/^Late: the 2025-07-14 09:00 UTC run was missed/);
+      expect([...noticesIn(a.lines), ...noticesIn(b.lines)]).toEqual(['[Launched Weekly] Weekly digest (late): sent, 30 messages sent']);
+    });
+
+    it('moving DIGEST_CRON later in the week raises no false "Missed", and the new time sends the week', async () => {
+      const monday = start(later(LAST_TICK, -MINUTE));
+      await monday.clock.advance(2 * MINUTE);
+      await monday.scheduler.stop();
+      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
+      // Restarted this Monday at 08:00 with the schedule moved to 15:00.
+      const moved = start(later(TICK, -HOUR), { cron: '0 15 * * 1' });
+      await moved.scheduler.idle();
+      expect(noticesIn(moved.lines)).toEqual([]);
+      await moved.clock.advance(7 * HOUR);
+      await moved.scheduler.idle();
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+      expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Weekly digest: sent, 30 messages sent']);
+    });
+
+    it('down for more than a week: both missed weeks are told, in one notice', async () => {
+      // Servers ran the week before: its tick is recorded.
+      const earlier = new Date('2025-06-30T09:00:00Z');
+      expect(await store.beginDigestTick({ tick: earlier, holder: 'a server', now: earlier, leaseMs: MINUTE, late: false })).not.toBeNull();
+      expect(await store.endDigestTick({ tick: earlier, holder: 'a server', now: earlier, state: 'done', recapDate: '2025-06-30' })).toBe(true);
+      const replica = start(later(TICK, 26 * HOUR), { freshnessDays: 30 });
+      await replica.scheduler.idle();
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent (and the 2025-07-07 09:00 UTC run)']);
+      await replica.scheduler.stop();
+      const again = start(later(TICK, 27 * HOUR));
+      await again.scheduler.idle();
+      expect(noticesIn(again.lines)).toEqual([]);
+    });
+  });
+}
+
+/**
+ * A six-field node-cron expression naming one second of one day of the year (UTC): its previous
+ * tick is a year before, so only this one can be missed.
+ */
+const onceAt = (at: Date) => `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+const OPERATOR = 'operator@launched.test';
+const PROCESS_RECAP = '2025-07-14';
+/** The dead server's lease (3 s), one resume pause (1 s), the run and the notice's outbox poll. */
+const WITHIN_MS = 10_000;
+
+for (const kind of serverDataKinds) {
+  describe.skipIf(!kind.available)(`A server killed right after claiming a missed tick, on ${kind.name}`, () => {
+    let fake: FakeResend;
+    let opened: ServerData;
+    const servers: ServerProcess[] = [];
+
+    beforeAll(async () => {
+      fake = await startFakeResend();
+      opened = await kind.open('launched-weekly-claim-kill-');
+      const store = await opened.store();
+      for (const email of READERS) await addSignup(store, email, '/');
+      await store.close();
+    }, 120_000);
+    afterAll(async () => {
+      for (const server of servers) await server.stop('SIGKILL');
+      await fake?.close();
+      await opened?.drop();
+    });
+
+    it('is taken over by the next start: everyone has the week once, within the deadline, marked late, one notice', async () => {
+      const port = await freePort();
+      const tick = new Date(Math.floor((Date.now() - 30_000) / 1000) * 1000);
+      const env = {
+        ...opened.env,
+        PORT: String(port),
+        SITE_URL: `http://127.0.0.1:${port}`,
+        // The newest recap (2025) is old here: let the schedule still send it.
+        DIGEST_FRESHNESS_DAYS: '3650',
+        DIGEST_CRON: onceAt(tick),
+        DIGEST_LEASE_SECONDS: '3',
+        DIGEST_RESUME_FIRST_SECONDS: '1',
+        RESEND_API_KEY: 're_test_claim_kill',
+        RESEND_BASE_URL: fake.url,
+        MAIL_FROM: 'Launched Weekly <news@launched.test>',
+        UNSUBSCRIBE_SECRET: 'claim-kill-secret-0123456789abcdef0123456789abc',
+        OPERATOR_EMAIL: OPERATOR,
+        OUTBOX_POLL_SECONDS: '1',
+      };
+      const dist = ['dist/bin/server.js'];
+      // The provider is down while the first server lives, so nothing of the week leaves before the kill.
+      fake.outage = true;
+      const first = await startServerProcess(env, undefined, undefined, dist);
+      servers.push(first);
+      await first.waitFor(/claimed the missed run of .*; running it now, marked late/);
+      await first.stop('SIGKILL');
+      fake.outage = false;
+
+      const second = await startServerProcess(env, undefined, undefined, dist);
+      servers.push(second);
+      const restarted = Date.now();
+      const notices = () => fake.messages.filter((m) => m.to.includes(OPERATOR));
+      while (!(READERS.every((email) => fake.deliveredTo(email, PROCESS_RECAP).length > 0) && notices().length > 0) && Date.now() - restarted < WITHIN_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(Date.now() - restarted).toBeLessThan(WITHIN_MS);
+      await second.stop('SIGTERM');
+      expect(READERS.map((email) => fake.deliveredTo(email, PROCESS_RECAP).length)).toEqual(READERS.map(() => 1));
+      expect(notices().map((m) => m.subject)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
+      const store = await opened.store();
+      try {
+        const runs = (await store.recentDigestRuns(10)).filter((run) => run.kind === 'scheduled');
+        expect(runs[0]).toMatchObject({ outcome: 'sent', recapDate: PROCESS_RECAP });
+        expect(runs[0]!.message).toMatch(/^Resumed \(try \d\): Late: the \d{4}-\d\d-\d\d \d\d:\d\d UTC run was missed \(no server was running then\)/);
+        expect(runs.at(-1)).toMatchObject({ outcome: null });
+      } finally {
+        await store.close();
+      }
+    }, 240_000);
+  });
+}

@@ -1,0 +1,173 @@
+// What the anon key (public by design: the old site shipped it in its browser bundle) can do once
+// the migrations ran on a database with Supabase's roles and default grants: nothing. Not even add a
+// signup, which would skip the server's checks (honeypot, limits, disposable domains) and could
+// create an active subscriber directly (20261123000210_revoke_anon_signup_insert.sql). The service role, used only by the server and the job, reads everything.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMigrations } from '../../server/store/migrate.ts';
+import { createPgClient } from '../../server/store/postgres.ts';
+import { startFakePostgrest, type FakePostgrest } from '../support/fake-postgrest.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
+
+const DENIED = { code: '42501' };
+
+describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
+  let db: TestDatabase;
+  let conn: pg.Client;
+
+  /** Runs `sql` as `role` in a transaction that is rolled back, so cases do not leak into each other. */
+  async function as<Row extends pg.QueryResultRow = Record<string, unknown>>(role: string, sql: string, params: unknown[] = []) {
+    await conn.query('begin');
+    try {
+      await conn.query(`set local role ${role}`);
+      return await conn.query<Row>(sql, params);
+    } finally {
+      await conn.query('rollback');
+    }
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ from: 'supabase' });
+    const client = createPgClient(db.url, { max: 1 });
+    await client.exec(`insert into public.email_signups (email) values ('existing@example.com');
+                       insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'x');`);
+    await client.close();
+    conn = new pg.Client({ connectionString: db.url });
+    await conn.connect();
+  });
+
+  afterAll(async () => {
+    await conn?.end();
+    await db?.drop();
+  });
+
+  describe('as anon', () => {
+    it('may not insert a signup, so no row can skip the server’s checks', async () => {
+      await expect(as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (email) values ('Bot.Typed@Example.com')")).rejects.toMatchObject(DENIED);
+      // Not even through a duplicate: the permission check comes before the unique key.
+      await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not touch the signup limits', async () => {
+      await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not read, change or delete subscribers', async () => {
+      await expect(as('anon', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'select count(*) from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.email_signups (email) values ('z@example.com') returning id")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'update public.email_signups set unsubscribed_at = now()')).rejects.toMatchObject(DENIED);
+      await expect(as('anon', 'delete from public.email_signups')).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not touch the ledger, the lease or the migration record', async () => {
+      for (const table of ['digest_deliveries', 'digest_locks', 'app_migrations']) {
+        await expect(as('anon', `select * from public.${table}`)).rejects.toMatchObject(DENIED);
+      }
+      await expect(as('anon', "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "insert into public.app_migrations (version, name) values ('99999999999999', 'x')")).rejects.toMatchObject(DENIED);
+    });
+
+    it('may not call the lease functions', async () => {
+      await expect(as('anon', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+      await expect(as('anon', "select public.release_digest_lock('2025-07-14', 'me')")).rejects.toMatchObject(DENIED);
+    });
+  });
+
+  it('anon and authenticated may execute none of the store functions the server and the job call', async () => {
+    const callable = await conn.query<{ role: string; proname: string }>(
+      `select r.role, p.proname from pg_proc p, unnest(array['anon', 'authenticated']) as r(role)
+       where p.pronamespace = 'public'::regnamespace and p.prorettype <> 'trigger'::regtype
+         and has_function_privilege(r.role, p.oid, 'execute')
+       order by 1, 2`,
+    );
+    expect(callable.rows).toEqual([]);
+    const served = await conn.query<{ n: number }>(
+      `select count(*)::int as n from pg_proc p
+       where p.pronamespace = 'public'::regnamespace and p.prorettype <> 'trigger'::regtype
+         and has_function_privilege('service_role', p.oid, 'execute')`,
+    );
+    expect(served.rows[0]!.n).toBeGreaterThanOrEqual(35);
+  });
+
+  describe('as authenticated (a signed-in user of the same project)', () => {
+    it('may do nothing with these tables or functions', async () => {
+      await expect(as('authenticated', "insert into public.email_signups (email) values ('user@example.com')")).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', 'select * from public.digest_deliveries')).rejects.toMatchObject(DENIED);
+      await expect(as('authenticated', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+    });
+  });
+
+  describe('as service_role', () => {
+    it('reads and writes everything the server and the job need', async () => {
+      expect((await as('service_role', 'select email from public.email_signups')).rows).toEqual([{ email: 'existing@example.com' }]);
+      expect((await as('service_role', 'select subscriber_id from public.digest_deliveries')).rows).toEqual([{ subscriber_id: 'x' }]);
+      expect((await as('service_role', 'select count(*)::int as n from public.app_migrations')).rows[0]).toEqual({ n: (await loadMigrations()).length });
+      expect((await as('service_role', "update public.email_signups set unsubscribed_at = now() where email = 'existing@example.com'")).rowCount).toBe(1);
+      expect((await as('service_role', "select public.acquire_digest_lock('2025-07-14', 'me', 1000) as ok")).rows).toEqual([{ ok: true }]);
+    });
+  });
+
+  describe('over the REST interface', () => {
+    let fake: FakePostgrest;
+
+    beforeAll(async () => {
+      fake = await startFakePostgrest(db.url);
+    });
+
+    afterAll(async () => {
+      await fake?.close();
+    });
+
+    const call = (key: string, path: string, init: RequestInit = {}) =>
+      fetch(`${fake.url}/rest/v1/${path}`, { ...init, headers: { apikey: key, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+
+    it('the anon key cannot add a signup, list, read back or call the lease', async () => {
+      const added = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }), headers: { Prefer: 'return=minimal' } });
+      expect(added.status).toBe(401);
+      expect(await added.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
+
+      const listed = await call(fake.anonKey, 'email_signups?select=email');
+      expect(listed.status).toBe(401);
+      expect(await listed.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
+
+      const lease = await call(fake.anonKey, 'rpc/acquire_digest_lock', { method: 'POST', body: JSON.stringify({ p_recap_date: '2025-07-14', p_holder: 'x', p_lease_ms: 1000 }) });
+      expect(lease.status).toBe(401);
+      expect(await lease.json()).toMatchObject({ code: '42501' });
+
+      const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_hit', { method: 'POST', body: JSON.stringify({ p_key: 'k', p_points: 1, p_window_ms: 60000 }) });
+      expect(limit.status).toBe(401);
+
+      // Nothing the anon key sent became a row, active or otherwise.
+      const rows = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+      expect(await rows.json()).toEqual([]);
+    });
+
+    it('the service key adds a signup, as the server does', async () => {
+      const added = await call(fake.serviceRoleKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com', source: '/' }), headers: { Prefer: 'return=minimal' } });
+      expect(added.status).toBe(201);
+    });
+
+    it('the service key lists subscribers', async () => {
+      const listed = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+      expect(listed.status).toBe(200);
+      expect(await listed.json()).toEqual([{ email: 'rest@example.com' }]);
+    });
+
+    it('treats values in the query as values, never as SQL', async () => {
+      const quoted = await call(fake.serviceRoleKey, `email_signups?select=email&email=eq.${encodeURIComponent("x' or '1'='1")}`);
+      expect(await quoted.json()).toEqual([]);
+      const cast = await call(fake.serviceRoleKey, `email_signups?select=${encodeURIComponent('email::text from pg_authid --')}`);
+      expect(cast.status).toBe(400);
+      expect(await cast.json()).toMatchObject({ code: 'PGRST100' });
+      const column = await call(fake.serviceRoleKey, 'email_signups?select=email&order=email;drop table x.asc');
+      expect(column.status).toBe(400);
+    });
+  });
+});
