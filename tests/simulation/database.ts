@@ -71,6 +71,11 @@ function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: 
   const agingSql = Object.entries(AGED_COLUMNS)
     .map(([table, columns]) => `update public.${table} set ${columns.map((c) => `${c} = ${c} - make_interval(secs => $SECONDS)`).join(', ')}`)
     .join(';\n');
+  const agingBy = (seconds: number) => agingSql.replaceAll('$SECONDS', String(seconds));
+  // Seconds the rows have been aged in all, and that sum when the backup was taken: a backup's rows
+  // must come back as old as the time since makes them, as they would from a real backup.
+  let agedSeconds = 0;
+  let agedAtBackup = 0;
   return {
     name,
     store,
@@ -82,13 +87,15 @@ function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: 
     async age(ms) {
       if (ms <= 0) return;
       // Triggers stay off: moving a timestamp is not a change of it (no confirmation is queued again).
-      await sql.exec(`begin;\nset local session_replication_role = replica;\n${agingSql.replaceAll('$SECONDS', String(ms / 1000))};\ncommit`);
+      await sql.exec(`begin;\nset local session_replication_role = replica;\n${agingBy(ms / 1000)};\ncommit`);
+      agedSeconds += ms / 1000;
     },
     async backup() {
       const names = await allTables();
       const statements = ['drop schema if exists sim_backup cascade', 'create schema sim_backup', ...names.map((t) => `create table sim_backup.${t} as table public.${t}`)];
       statements.push(`create table sim_backup.sequences as select sequencename as name, last_value, coalesce(last_value, 0) > 0 as called from pg_sequences where schemaname = 'public'`);
       await sql.exec(statements.join(';\n'));
+      agedAtBackup = agedSeconds;
     },
     async restore() {
       const names = await allTables();
@@ -102,6 +109,8 @@ function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: 
           `select setval('public.${sequence}', coalesce((select last_value from sim_backup.sequences where name = '${sequence}'), 1), coalesce((select called from sim_backup.sequences where name = '${sequence}'), false))`,
         );
       }
+      const sinceBackup = agedSeconds - agedAtBackup;
+      if (sinceBackup > 0) statements.push(agingBy(sinceBackup));
       // Triggers stay off while rows come back: a restore replays no side effect (no outbox row).
       await sql.transaction(async (tx) => {
         await tx.exec(`set local session_replication_role = replica;\n${statements.join(';\n')}`);

@@ -31,13 +31,6 @@ export class DatabaseTime {
   }
 }
 
-/**
- * The store calls whose SQL compares a row with the database's now() (leases, due mail, throttles,
- * pruning): the database is aged to the simulation's clock before these only, which is all ageing
- * needs, since the others take their time as an argument.
- */
-export const TELLS_TIME = new Set(['claimMail', 'settleMail', 'acquireDigestLock', 'signUp', 'signUpCounted', 'activateSubscriber', 'prunePending', 'pruneRetained', 'enqueueMail', 'claimNoticePosts', 'settleNoticePost']);
-
 /** Where a replica dies: at its `atCall`-th store call, before the call or after it. */
 export interface KillPlan {
   atCall: number;
@@ -75,7 +68,9 @@ export function killableStore(base: Store, time: DatabaseTime, plan: KillPlan | 
         calls++;
         const fatal = plan !== null && calls === plan.atCall;
         if (fatal && plan.when === 'before') throw die(name);
-        if (TELLS_TIME.has(name)) await time.catchUp();
+        // Before every call, not only those that compare with now(): a row a call inserts takes
+        // the database's now() as its time, which must be the simulation's for its age to be true.
+        await time.catchUp();
         const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         if (fatal) throw die(name);
         if (killed !== null) throw new ReplicaKilled(`replica killed during ${name}`);
