@@ -5,7 +5,7 @@
 -- are merged (below), then a unique index keeps it so.
 
 -- The mailbox of a stored (canonical) address, as server/mailbox-key.ts's mailboxKey makes it
--- (tests/subscribers/mailbox-key-sql.test.ts keeps the two equal).
+-- (tests/mailbox-key-sql.test.ts keeps the two equal).
 create or replace function public.mailbox_key(p_email text)
 returns text
 language sql

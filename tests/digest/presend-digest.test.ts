@@ -17,7 +17,7 @@ const SKIP = new Set(['node_modules', '.git', 'dist', 'data', 'tests', '.tmp', '
 // The July 14 recap again a week later, every editor's note grown to about 12 KB: ten of them put
 // one copy's HTML well over 102 KB.
 const OVERSIZED_WEEK = `import { defineRecap } from '../define.ts';
-import base from '../2025-07-14.ts';
+import base from './2025-07-14.ts';
 
 export default defineRecap({
   ...base,
