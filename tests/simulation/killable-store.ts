@@ -48,13 +48,20 @@ export interface KillableStore {
   kill(): void;
 }
 
-export function killableStore(base: Store, time: DatabaseTime, plan: KillPlan | null, onKill: (call: string) => void): KillableStore {
+/** The last store call a replica completed before it died: what it had done that nobody saw the end of. */
+export interface LastCall {
+  name: string;
+  args: readonly unknown[];
+}
+
+export function killableStore(base: Store, time: DatabaseTime, plan: KillPlan | null, onKill: (call: string, lastCompleted: LastCall | null) => void): KillableStore {
   let calls = 0;
   let killed: string | null = null;
+  let lastCompleted: LastCall | null = null;
   const die = (call: string) => {
     if (killed === null) {
       killed = call;
-      onKill(call);
+      onKill(call, lastCompleted);
     }
     return new ReplicaKilled(`killed at store call ${calls} (${call})`);
   };
@@ -72,6 +79,7 @@ export function killableStore(base: Store, time: DatabaseTime, plan: KillPlan | 
         // the database's now() as its time, which must be the simulation's for its age to be true.
         await time.catchUp();
         const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        lastCompleted = { name, args };
         if (fatal) throw die(name);
         if (killed !== null) throw new ReplicaKilled(`replica killed during ${name}`);
         return result;

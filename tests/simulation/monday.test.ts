@@ -39,6 +39,7 @@ const FOUND_STRETCHES = [
   { seed: 7, path: '60', name: 'a batch written by a run killed before trying it, found a day later, goes to its readers under a new key instead of turning unknown' },
   { seed: 519753058, path: '60', name: 'a batch that turns unknown while the sender stays refused is told, though the stop was told already' },
   { seed: -831897366, path: '52', name: 'a hold told only by its queued notice, with two backups restored later, is counted at the hour it was told' },
+  { seed: 7, path: '68', name: 'a batch whose writer died between recording its attempt and sending it, then a day of refusals, is left unknown and told, never sent twice' },
   { seed: 7, path: '76', name: 'a refusal met only by a worker that died as the mail was queued, over before any server ran again, needs no notice' },
   { seed: -86107463, path: '50', name: 'a batch that met a server error, then a sender refused past its key\'s day, is left unknown (never a second copy) and the operator is told' },
 ];

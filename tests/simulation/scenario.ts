@@ -49,6 +49,11 @@ export interface ScenarioModel {
   /** `queuedAt`: when mail was promised while it refused, if it was. */
   refusals: (Interval & { forever: boolean; mailQueued: boolean; queuedAt?: number })[];
   restores: Interval[];
+  /**
+   * Digest batches whose attempt a replica recorded and then died before its request could leave:
+   * to the code, an attempt whose answer was lost.
+   */
+  attemptsCutShort: Set<string>;
 }
 
 export interface ScenarioRun {
@@ -103,7 +108,7 @@ class ScenarioRunner {
     this.config = { cron: plan.cron, timezone: plan.timezone, operatorEmail: 'operator@launched.test', ...SIM_SETTINGS };
     this.slots = Array.from({ length: plan.replicas }, (_, index) => ({ index, lives: 0, replica: null, killable: null, since: 0, heldDownUntil: 0 }));
     this.keys = subscriberKeys('simulation-secret', [], storedMailboxKey(db.store));
-    this.model = { end: this.start.getTime() + plan.weeks.length * 7 * DAY_MS, weeks: [], readers: new Map(), uptime: [], starts: [], refusals: [], restores: [] };
+    this.model = { end: this.start.getTime() + plan.weeks.length * 7 * DAY_MS, weeks: [], readers: new Map(), uptime: [], starts: [], refusals: [], restores: [], attemptsCutShort: new Set() };
   }
 
   private fault(): CallFault {
@@ -133,7 +138,10 @@ class ScenarioRunner {
     // Half the deaths fall among a life's first calls: a crash loop dies at start-up.
     const drawn = this.dice.chance(this.plan.killPercent) ? { atCall: this.dice.int(1, this.dice.chance(50) ? 10 : 70), when: this.dice.pick(['before', 'after'] as const) } : null;
     const kill = forced ?? drawn;
-    const killable = killableStore(this.base, this.time, kill, (call) => this.onKilled(slot, call, forced?.restartAfterMinutes));
+    const killable = killableStore(this.base, this.time, kill, (call, last) => {
+      if (last?.name === 'beginDigestBatchAttempt') this.model.attemptsCutShort.add(String(last.args[0]));
+      this.onKilled(slot, call, forced?.restartAfterMinutes);
+    });
     const replica = new SimReplica({ name, clock: this.clock, store: killable.store, mailer: this.provider.mailerFor(name, killable.alive), alive: killable.alive, recaps: this.recaps, trace: this.trace, config: { ...this.config } });
     slot.replica = replica;
     slot.killable = killable;
