@@ -44,8 +44,8 @@ const FALLBACK_HEAD: PageHead = { title: 'Launched Weekly', description: '', ind
 /**
  * The page asked for: what React Router's static handler reads of a GET request (its method, URL
  * and abort signal; the loaders read the URL). Not a Fetch `Request`: the first one made in a
- * process loads Node's whole fetch implementation (undici), ~33 ms of every server start before
- * the first page could be answered (bench/RESULTS.md), for three fields.
+ * process loads Node's whole fetch implementation (undici), a noticeable part of every server
+ * start before the first page could be answered, for three fields.
  */
 export interface PageRequest {
   method: 'GET';

@@ -21,8 +21,8 @@ export function parseIsoDate(iso: string): Date {
 
 /**
  * Orders ISO dates (YYYY-MM-DD), oldest first. Plain string order is date order for these, and it
- * never calls into ICU: `localeCompare` would load its collation tables, about 1.7 MB more
- * resident memory in every server process, to sort digits and dashes.
+ * never calls into ICU: `localeCompare` would load its collation tables into every server
+ * process's resident memory, to sort digits and dashes.
  */
 export function compareIsoDates(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -84,7 +84,7 @@ export function recapPathFor(iso: string): string {
 const monthName = (month: number) => `${MONTHS[month]![0]!.toUpperCase()}${MONTHS[month]!.slice(1)}`;
 
 // The two labels below are written out by hand, as `toLocaleDateString('en-US', …)` writes them in
-// UTC, rather than through Intl: that loads ICU's date formats, about 5 MB of resident memory in a
+// UTC, rather than through Intl: that loads ICU's date formats into the resident memory of a
 // server whose DIGEST_TZ is UTC and which otherwise never needs them (content/content.test.ts compares them with Intl).
 
 /** `2025-07-14` → `July 14, 2025`, the form used in 'Week of {date}' and page titles. */

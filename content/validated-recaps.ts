@@ -3,9 +3,8 @@
 // and throws a ContentError listing every problem. The compiled processes in dist/bin/ do not run
 // this file: scripts/build-node.ts puts in its place the array this file gave when the build ran,
 // as data. A start then only reads the weeks, and a build on invalid content fails with the same
-// message. Checked at every start, the weeks cost more CPU each year: first page after a restart on
-// PostgreSQL, alternating starts of both builds, 592 -> 510 ms (CPU 690 -> 570 ms) at 520 weeks,
-// 487 -> 466 ms (CPU 560 -> 520 ms) at 24.
+// message. Checked at every start, the weeks would cost more CPU every year before the first page
+// after a restart (the scale bench measures it at 24 and at 520 weeks).
 import { byDateNewestFirst } from './dates.ts';
 import { recapFiles } from './recaps/index.ts';
 import type { Recap } from './schema.ts';

@@ -33,7 +33,7 @@ const urlWith = (protocols: string[], example: string) =>
  * set past 2^31 - 1 ms (~24.8 days) fires after 1 ms instead (a tight loop), and a lease or a wait
  * longer than the thing it guards silently breaks it; one line names the whole range. The bound is
  * grouped by groupDigits, not toLocaleString: this runs at every start, and ICU's number formats
- * are ~6 MB of resident memory in a server that otherwise never calls into ICU.
+ * would take resident memory in a server that otherwise never calls into ICU.
  */
 const duration = (unit: 'seconds' | 'hours' | 'days', min: number, max: number, fallback: number, options: { int?: boolean } = {}) => {
   const range = `must be a number of ${unit} from ${min} to ${groupDigits(max)}, e.g. ${fallback}`;

@@ -86,7 +86,7 @@ export class ResendMailer implements Mailer {
 
   /**
    * The SDK's client, made at the first call to Resend: making it loads Node's fetch (its Headers),
-   * ~33 ms that a server starting with the weekly schedule on would otherwise spend before its
+   * time that a server starting with the weekly schedule on would otherwise spend before its
    * first page, for a mailer that sends on Mondays.
    */
   private get client(): Resend {

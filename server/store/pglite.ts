@@ -47,8 +47,8 @@ class PGliteClient implements SqlClient {
 
 /**
  * PostgreSQL's defaults reserve 128 MB of shared buffers, which inside PGlite is WebAssembly memory
- * the process keeps for good. A newsletter's tables (100,000 subscribers ≈ 15 MB) fit in 16 MB;
- * this alone took ~120 MB off the server's resident memory (bench/RESULTS.md, "Runtime").
+ * the process keeps for good. A newsletter's tables, even at a hundred thousand subscribers, fit
+ * in a small fraction of that (the runtime bench measures the server's resident memory).
  */
 const SMALL_HOST_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
