@@ -1,10 +1,13 @@
 // The simulation's one shared database, on PGlite (from the build's seed image) or PostgreSQL, with
 // what a simulation needs beyond the Store: emptying it between scenarios, a backup and its restore,
-// and ageing. The database tells time with its own now() (leases, outbox retries, throttles); the
-// simulation's clock jumps hours in a millisecond, so every timestamp the database compares with
-// now() is moved back by the simulated time that passed, which is what waiting would have done.
+// and the database's time. The database tells time with its own now() (leases, outbox retries,
+// throttles), and the simulation's clock jumps hours in a millisecond. PGlite runs in this process
+// and reads its time from Date.now(), so it is handed the simulated clock itself; a PostgreSQL server
+// reads its host's clock, so every timestamp it compares with now() is moved back by the simulated
+// time that passed instead, which is what waiting would have done.
 import { readFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
+import type { Clock } from '../../server/clock.ts';
 import { loadMigrations, migrate } from '../../server/store/migrate.ts';
 import { seedPath } from '../../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
@@ -26,14 +29,21 @@ const AGED_COLUMNS: Record<string, string[]> = {
 /** Never emptied, backed up or restored: the migrations' ledger. */
 const KEPT_TABLES = new Set(['app_migrations']);
 
+/** The database's time kept to a scenario's clock; released when the scenario ends. */
+export interface DatabaseTime {
+  /** Brings the database's time up to the clock's, once per simulated instant, across every replica. */
+  catchUp(): Promise<void>;
+  release(): Promise<void>;
+}
+
 export interface SimDatabase {
   name: BackendName;
   store: Store;
   sql: SqlClient;
   /** Empties every table and restarts every sequence: a new scenario on a new list. */
   reset(): Promise<void>;
-  /** Moves the database's own timestamps back by `ms`, as that much waiting would. */
-  age(ms: number): Promise<void>;
+  /** From now until its release, the database's now() is `clock`'s (the rows' ages change with it). */
+  followClock(clock: Clock): Promise<DatabaseTime>;
   /** A copy of every table and sequence, as a nightly backup would hold. */
   backup(): Promise<void>;
   /** Puts the last backup back: rows, identities and sequences as they were then. */
@@ -57,6 +67,49 @@ async function writableColumns(sql: SqlClient, table: string): Promise<string[]>
     [table],
   );
   return result.rows.map((row) => `"${row.name}"`);
+}
+
+/**
+ * PGlite's now() is Emscripten's clock, which asks Date.now(): answering it with the simulated clock
+ * gives the database the simulation's time without a write. Time then jumps back (a scenario begins
+ * before the last one ended, or the real clock returns), which PostgreSQL never expects: statistics
+ * last flushed "in the future" would never be flushed again, and the timer that waits to flush them
+ * would be re-armed weeks ahead at every statement. So each jump is followed by a forced flush,
+ * which dates the last flush to the new time and disarms that timer.
+ */
+async function dateNowFollows(sql: SqlClient, clock: Clock): Promise<DatabaseTime> {
+  const flushStatistics = async () => {
+    await sql.query('select pg_stat_force_next_flush()');
+    // The flush happens when the database is next idle, which a second statement ensures.
+    await sql.query('select 1');
+  };
+  const original = Date.now;
+  Date.now = () => clock.now().getTime();
+  await flushStatistics();
+  return {
+    catchUp: () => Promise.resolve(),
+    release: async () => {
+      Date.now = original;
+      await flushStatistics();
+    },
+  };
+}
+
+/** A database on another host keeps its own clock: its rows are aged by the simulated time instead. */
+function agedFollows(clock: Clock, age: (ms: number) => Promise<void>): DatabaseTime {
+  let agedTo = clock.now().getTime();
+  let pending: Promise<void> = Promise.resolve();
+  return {
+    catchUp() {
+      const target = clock.now().getTime();
+      if (target <= agedTo) return pending;
+      const step = target - agedTo;
+      agedTo = target;
+      pending = pending.then(() => age(step));
+      return pending;
+    },
+    release: () => Promise.resolve(),
+  };
 }
 
 function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: () => Promise<void>): SimDatabase {
@@ -84,11 +137,13 @@ function simDatabase(name: BackendName, store: Store, sql: SqlClient, closeAll: 
       const names = await allTables();
       await sql.exec(`truncate ${names.map((t) => `public.${t}`).join(', ')} restart identity cascade; drop schema if exists sim_backup cascade`);
     },
-    async age(ms) {
-      if (ms <= 0) return;
-      // Triggers stay off: moving a timestamp is not a change of it (no confirmation is queued again).
-      await sql.exec(`begin;\nset local session_replication_role = replica;\n${agingBy(ms / 1000)};\ncommit`);
-      agedSeconds += ms / 1000;
+    async followClock(clock) {
+      if (name === 'PGlite') return dateNowFollows(sql, clock);
+      return agedFollows(clock, async (ms) => {
+        // Triggers stay off: moving a timestamp is not a change of it (no confirmation is queued again).
+        await sql.exec(`begin;\nset local session_replication_role = replica;\n${agingBy(ms / 1000)};\ncommit`);
+        agedSeconds += ms / 1000;
+      });
     },
     async backup() {
       const names = await allTables();
@@ -135,7 +190,10 @@ function clientOver(db: PGlite): SqlClient {
 export async function openPGliteDatabase(): Promise<SimDatabase> {
   const migrations = await loadMigrations();
   const image = await readFile(seedPath(migrations)).catch(() => null);
-  const db = new PGlite({ loadDataDir: image ? new Blob([image]) : undefined });
+  // Time jumps back between scenarios, which PostgreSQL never expects: its repeating timer for
+  // reporting start-up progress, left armed at the real time, would then be due weeks ahead.
+  const startParams = [...PGlite.defaultStartParams, '-c', 'log_startup_progress_interval=0'];
+  const db = new PGlite({ loadDataDir: image ? new Blob([image]) : undefined, startParams });
   const client = clientOver(db);
   await migrate(client, migrations);
   const store = sqlStore('pglite', client);

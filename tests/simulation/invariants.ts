@@ -32,7 +32,9 @@ const serverWithinDeadline = (uptime: readonly Interval[], week: WeekModel) =>
  */
 function quietStretch(run: ScenarioRun, week: WeekModel): boolean {
   // A tick no server was up for runs late, and a late run is tried only until DIGEST_CATCHUP_HOURS after its tick.
-  const deadline = upAt(run.model.uptime, week.tick) ? week.freshEnd : Math.min(week.freshEnd, week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS);
+  // A life killed at the tick's instant may have died before it claimed the tick: only the shorter
+  // deadline is sure.
+  const deadline = upAcross(run.model.uptime, week.tick) ? week.freshEnd : Math.min(week.freshEnd, week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS);
   const blocked = run.model.refusals.filter((r) => r.from < deadline && r.to > week.tick);
   if (blocked.some((r) => r.forever)) return false;
   const clearFrom = Math.max(week.tick, ...blocked.map((r) => r.to));

@@ -1,35 +1,12 @@
-// One replica's view of the shared store: every call first brings the database's clock up to the
+// One replica's view of the shared store: every call first brings the database's time up to the
 // simulation's (database.ts), and the replica can be killed between any two calls. A kill is a
 // process that dies: the call throws (before it reached the database, or after it committed with
 // its answer lost), the replica is abandoned, and nothing it started reaches the store again; its
 // leases stay until they expire.
-import type { Clock } from '../../server/clock.ts';
 import type { Store } from '../../server/store/types.ts';
-import type { SimDatabase } from './database.ts';
+import type { DatabaseTime } from './database.ts';
 
 export class ReplicaKilled extends Error {}
-
-/** Keeps the database aged to the clock, once per simulated instant, across every replica. */
-export class DatabaseTime {
-  private agedTo: number;
-  private pending: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly db: SimDatabase,
-    private readonly clock: Clock,
-  ) {
-    this.agedTo = clock.now().getTime();
-  }
-
-  catchUp(): Promise<void> {
-    const target = this.clock.now().getTime();
-    if (target <= this.agedTo) return this.pending;
-    const step = target - this.agedTo;
-    this.agedTo = target;
-    this.pending = this.pending.then(() => this.db.age(step));
-    return this.pending;
-  }
-}
 
 /** Where a replica dies: at its `atCall`-th store call, before the call or after it. */
 export interface KillPlan {

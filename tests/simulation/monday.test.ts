@@ -27,6 +27,7 @@ const FOUND_STRETCHES = [
   { seed: 20261128, path: '1', name: 'a worker killed mid-batch while the sender is refused for days leaves no message unknown' },
   { seed: 20261128, path: '4', name: "a deploy changing DIGEST_CRON while last week's run is resumed hands that run on instead of telling it missed" },
   { seed: 20261128, path: '5', name: 'a confirmation whose answer was lost but which reached its reader is not lost' },
+  { seed: 20261128, path: '8', name: "a server killed at the tick's instant before claiming it leaves a late run, tried only until DIGEST_CATCHUP_HOURS: a refusal over those hours leaves the week missed, and told" },
   { seed: 20261128, path: '7', name: 'a backup restored across a DIGEST_CRON change does not tell the new schedule\'s earlier tick missed' },
   { seed: 1173478835, path: '5', name: 'a confirmation whose try had no answer before a day without servers goes out under a fresh key, not lost' },
   { seed: 1871890610, path: '10', name: 'a batch rate limited at the tick, then the sender refused for 30 hours: its readers get the week in a new batch, not unknown' },

@@ -39,8 +39,12 @@ export interface Checked {
 
 export async function runAndCheck(db: SimDatabase, plan: Plan): Promise<Checked> {
   const run = await runScenario(db, plan);
-  const violations = await checkInvariants(db, run);
-  return { plan, violations, trace: run.trace.render() };
+  try {
+    const violations = await checkInvariants(db, run);
+    return { plan, violations, trace: run.trace.render() };
+  } finally {
+    await run.releaseTime();
+  }
 }
 
 export function describeFailure(db: SimDatabase, checked: Checked): string {

@@ -5,8 +5,8 @@
 import { createManualClock, type ManualClock } from '../../server/clock.ts';
 import { storedMailboxKey, subscriberKeys } from '../../server/subscribers/subscriber-keys.ts';
 import type { Store } from '../../server/store/types.ts';
-import type { SimDatabase } from './database.ts';
-import { DatabaseTime, killableStore, type KillableStore } from './killable-store.ts';
+import type { DatabaseTime, SimDatabase } from './database.ts';
+import { killableStore, type KillableStore } from './killable-store.ts';
 import { Dice, type Plan } from './plan.ts';
 import { SimulatedProvider, type CallFault } from './provider.ts';
 import { simulatedRecaps } from './recaps.ts';
@@ -61,6 +61,8 @@ export interface ScenarioRun {
   model: ScenarioModel;
   provider: SimulatedProvider;
   trace: Trace;
+  /** Gives the database its own time back. */
+  releaseTime(): Promise<void>;
 }
 
 export const stateAt = (reader: Reader, at: number): ReaderState | null => {
@@ -85,7 +87,7 @@ class ScenarioRunner {
   readonly provider: SimulatedProvider;
   readonly dice: Dice;
   readonly model: ScenarioModel;
-  private readonly time: DatabaseTime;
+  private time: DatabaseTime | null = null;
   private config: ReplicaConfig;
   private readonly slots: Slot[];
   private readonly recaps;
@@ -103,7 +105,6 @@ class ScenarioRunner {
     this.trace = new Trace(() => this.clock.now());
     this.dice = new Dice(plan.seed);
     this.provider = new SimulatedProvider(this.clock, () => this.fault());
-    this.time = new DatabaseTime(db, this.clock);
     this.recaps = simulatedRecaps(new Date(this.start.getTime() + 2 * DAY_MS), plan.weeks.length);
     this.config = { cron: plan.cron, timezone: plan.timezone, operatorEmail: 'operator@launched.test', ...SIM_SETTINGS };
     this.slots = Array.from({ length: plan.replicas }, (_, index) => ({ index, lives: 0, replica: null, killable: null, since: 0, heldDownUntil: 0 }));
@@ -138,7 +139,7 @@ class ScenarioRunner {
     // Half the deaths fall among a life's first calls: a crash loop dies at start-up.
     const drawn = this.dice.chance(this.plan.killPercent) ? { atCall: this.dice.int(1, this.dice.chance(50) ? 10 : 70), when: this.dice.pick(['before', 'after'] as const) } : null;
     const kill = forced ?? drawn;
-    const killable = killableStore(this.base, this.time, kill, (call, last) => {
+    const killable = killableStore(this.base, this.time!, kill, (call, last) => {
       if (last?.name === 'beginDigestBatchAttempt') this.model.attemptsCutShort.add(String(last.args[0]));
       this.onKilled(slot, call, forced?.restartAfterMinutes);
     });
@@ -325,6 +326,7 @@ class ScenarioRunner {
   }
 
   async run(): Promise<void> {
+    const time = (this.time = await this.db.followClock(this.clock));
     for (let i = 0; i < this.plan.initialReaders; i++) {
       const email = this.address();
       const decision = await this.base.signUp({ email, source: '/', mode: 'single', networkHash: null, addressHashes: await this.keys.addressHashes(email) });
@@ -335,13 +337,23 @@ class ScenarioRunner {
     this.plan.weeks.forEach((_, index) => this.scheduleWeek(index));
     await this.clock.advanceTo(new Date(this.model.end));
     for (const slot of this.upSlots()) this.endLife(slot);
-    await this.time.catchUp();
+    await time.catchUp();
+  }
+
+  async releaseTime(): Promise<void> {
+    await this.time?.release();
   }
 }
 
+/** Runs `plan`; the database keeps the scenario's time until the run's `release`, after its checks. */
 export async function runScenario(db: SimDatabase, plan: Plan): Promise<ScenarioRun> {
   await db.reset();
   const runner = new ScenarioRunner(db, plan);
-  await runner.run();
-  return { plan, model: runner.model, provider: runner.provider, trace: runner.trace };
+  try {
+    await runner.run();
+  } catch (error) {
+    await runner.releaseTime();
+    throw error;
+  }
+  return { plan, model: runner.model, provider: runner.provider, trace: runner.trace, releaseTime: () => runner.releaseTime() };
 }
