@@ -8,7 +8,7 @@
 // Outside Vitest the digest's e-mail is rendered on every run (the test renders it once per week),
 // so a Monday here costs more than in the test; the behaviour simulated is the same.
 import { openPGliteDatabase } from '../tests/simulation/database.ts';
-import { describeFailure, runAndCheck, tallyMondays, WEEKS_PER_SCENARIO, type Tally } from '../tests/simulation/mondays.ts';
+import { describeFailure, replayCommand, runAndCheck, tallyMondays, WEEKS_PER_SCENARIO, type Tally } from '../tests/simulation/mondays.ts';
 import fc from 'fast-check';
 import { planArbitrary } from '../tests/simulation/plan.ts';
 
@@ -35,7 +35,7 @@ export async function runMondayBench(): Promise<Tally> {
     console.log(progressLine(tally, started));
     for (const [invariant, scenarios] of [...tally.byInvariant].sort((a, b) => b[1] - a[1])) console.log(`  ${invariant}: ${scenarios} scenarios`);
     for (const failure of tally.failed.slice(0, SHOWN_FAILURES)) {
-      console.log(`  SIM_SEED=${failure.seed} SIM_PATH=${failure.path} npx vitest run tests/simulation/monday.test.ts -t PGlite   (${failure.violations.length} violations)`);
+      console.log(`  ${replayCommand('PGlite', failure.seed, failure.path)}   (${failure.violations.length} violations)`);
     }
     const first = tally.failed[0];
     if (first) {

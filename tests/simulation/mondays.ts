@@ -31,6 +31,11 @@ const DEFAULT_SEED = 20261128;
  */
 const seedOption = (env: NodeJS.ProcessEnv = process.env): { seed?: number } => (env.SIM_SEED === 'random' ? {} : { seed: DEFAULT_SEED });
 
+/** The command that runs one stretch again on `store`, by fast-check's seed and path. */
+export function replayCommand(store: SimDatabase['name'], seed: number, path: string): string {
+  return `SIM_SEED=${seed} SIM_PATH=${path} npx vitest run tests/simulation/monday-${store === 'PGlite' ? 'pglite' : 'postgres'}.test.ts -t "replayed stretch"`;
+}
+
 export interface Checked {
   plan: Plan;
   violations: Violation[];
@@ -72,7 +77,7 @@ export async function assertMondays(db: SimDatabase, mondays: number, replay: Re
     endOnFailure: true,
   });
   if (!details.failed) return;
-  const replayLine = `Replay: SIM_SEED=${details.seed} SIM_PATH=${details.counterexamplePath ?? ''} npx vitest run tests/simulation/monday.test.ts -t ${db.name}`;
+  const replayLine = `Replay: ${replayCommand(db.name, details.seed, details.counterexamplePath ?? '')}`;
   const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
   throw new Error(`${replayLine}\n${cause}`);
 }

@@ -1,6 +1,6 @@
 // The digest's e-mail rendered once per week and site: a pure function of the recap, whose React
-// render costs more than everything else a simulated Monday does. monday.test.ts puts it in place
-// of emails/render-digest.ts's prepareDigest with vi.mock; the runs themselves are unchanged.
+// render costs more than everything else a simulated Monday does. The monday-*.test.ts files put it
+// in place of emails/render-digest.ts's prepareDigest with vi.mock; the runs themselves are unchanged.
 import type * as RenderDigest from '../../emails/render-digest.ts';
 
 export function memoizedRendering(original: typeof RenderDigest): typeof RenderDigest {

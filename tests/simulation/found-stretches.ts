@@ -1,27 +1,7 @@
-// Simulated Mondays on both SQL stores: replicas on one database, a list that changes while they
-// work, kills between store calls, servers down across ticks, provider faults and refusals, schedule
-// changes, daylight saving time, a restored backup; after each stretch, the invariants of
-// invariants.ts. A failure prints fast-check's seed and path and the scenario's event log;
-// `SIM_SEED=… SIM_PATH=… npx vitest run tests/simulation/monday.test.ts` replays that one scenario;
-// `SIM_MONDAYS=N` runs N Mondays per store instead of the default.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
-import { openPGliteDatabase, openPostgresDatabase, type SimDatabase } from './database.ts';
-import { KNOWN_HOLES } from './known-holes.ts';
-import { assertMondays, describeFailure, replayFromEnvironment, runAndCheck, WEEKS_PER_SCENARIO } from './mondays.ts';
-
-vi.mock('../../emails/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
-
-// The random stretches still find faults (a backup restored across a DIGEST_CRON change can have a
-// week told missed again, with the wrong words), so they run when asked for (`SIM_MONDAYS=N`, from a
-// fixed seed unless SIM_SEED=random, or a replay) and in `npm run bench -- monday`, while the
-// scenarios of known-holes.ts and the stretches once found failing, each a fault since mended, run in
-// every `npm test`.
-const RANDOM_MONDAYS = process.env.SIM_MONDAYS !== undefined || process.env.SIM_SEED !== undefined;
-const MONDAYS_PER_STORE = Number(process.env.SIM_MONDAYS ?? 36);
-
+// Random stretches that once broke a promise, each a fault since mended in the code or in the
+// simulation's own model, replayed by fast-check's seed and path in every run on both stores.
 /** Random stretches that once broke a promise, replayed by fast-check's seed and path. */
-const FOUND_STRETCHES = [
+export const FOUND_STRETCHES = [
   { seed: 1918638746, path: '1', name: 'a DIGEST_CRON moved later in the week does not tell a week already dealt with missed again' },
   { seed: 654501920, path: '0', name: 'a refusal that begins before the provider took mail again continues the hold: told once' },
   { seed: 20261128, path: '1', name: 'a worker killed mid-batch while the sender is refused for days leaves no message unknown' },
@@ -44,46 +24,3 @@ const FOUND_STRETCHES = [
   { seed: 7, path: '76', name: 'a refusal met only by a worker that died as the mail was queued, over before any server ran again, needs no notice' },
   { seed: -86107463, path: '50', name: 'a batch that met a server error, then a sender refused past its key\'s day, is left unknown (never a second copy) and the operator is told' },
 ];
-
-const stores = [
-  { name: 'PGlite', available: true, open: () => openPGliteDatabase() },
-  {
-    name: 'PostgreSQL',
-    available: postgresUrl !== null,
-    open: async () => {
-      const test = await createTestDatabase();
-      return openPostgresDatabase(test.url, () => test.drop());
-    },
-  },
-];
-
-describe.each(stores)('$name: simulated Mondays', ({ available, open }) => {
-  let db: SimDatabase;
-  beforeAll(async () => {
-    if (available) db = await open();
-  }, 30_000);
-  afterAll(async () => {
-    await db?.close();
-  });
-
-  // Declared only when asked for: an exploration, like the bench, not a check every run makes.
-  if (RANDOM_MONDAYS) {
-    it.runIf(available)(`${MONDAYS_PER_STORE} Mondays keep every promise`, async () => {
-      await assertMondays(db, MONDAYS_PER_STORE, replayFromEnvironment());
-    }, 600_000);
-  }
-
-  // Named in full (each's `$name` cuts a title at 40 characters, and many begin alike).
-  for (const { name, seed, path } of FOUND_STRETCHES) {
-    it.skipIf(!available)(name, async () => {
-      await assertMondays(db, WEEKS_PER_SCENARIO, { seed, path });
-    });
-  }
-
-  for (const { name, plan } of KNOWN_HOLES) {
-    it.skipIf(!available)(name, async () => {
-      const checked = await runAndCheck(db, plan);
-      expect(checked.violations, describeFailure(db, checked)).toEqual([]);
-    });
-  }
-});

@@ -1,0 +1,8 @@
+// Simulated Mondays on PGlite (simulated-mondays.ts), whose now() reads the simulated clock.
+import { vi } from 'vitest';
+import { openPGliteDatabase } from './database.ts';
+import { describeSimulatedMondays } from './simulated-mondays.ts';
+
+vi.mock('../../emails/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
+
+describeSimulatedMondays({ name: 'PGlite', available: true, open: openPGliteDatabase, randomMondays: 36 });
