@@ -77,25 +77,33 @@ async function weekServed(options: CatchUpOptions, tick: Date, ticks: readonly D
   return (await options.store.countDeliveries(week)) > 0;
 }
 
+const sameSchedule = (a: DigestSchedule, b: DigestSchedule) => a.cron === b.cron && a.timezone === b.timezone;
+
 /** Whether the newest recorded start at or before `tick` ran a schedule other than this one. */
 async function ranAnotherSchedule(options: CatchUpOptions, tick: Date): Promise<boolean> {
   const inForce = await options.store.scheduleInForce(tick);
-  return inForce !== null && (inForce.cron !== options.cron || inForce.timezone !== options.timezone);
+  return inForce !== null && !sameSchedule(inForce, options);
 }
 
 /**
- * The schedule whose newest tick is checked: this server's, or the one in force before it started
- * when DIGEST_CRON changed while no server ran and that schedule's last tick came after this one's
- * (moved from Tuesday to Monday over a weekend down: Tuesday's tick was the week's, and missed).
+ * The schedule whose newest tick is checked: this server's, unless another was in force when this
+ * schedule's newest tick fell (DIGEST_CRON changed while no server ran) and that schedule has a tick
+ * of its own while it was still in force: that tick was the week's, as its servers would have run
+ * it (moved from Tuesday to Monday over a weekend down, Tuesday's tick; moved an hour later while
+ * down over the earlier one, the earlier one). Read at this schedule's tick, not just before now: a
+ * server of the new schedule that started since and died leaves its start recorded, which must not
+ * hide the old schedule's missed tick.
  */
 async function scheduleOfNewestTick(options: CatchUpOptions): Promise<DigestSchedule> {
   const own = { cron: options.cron, timezone: options.timezone };
-  const before = await options.store.scheduleInForce(new Date(options.now.getTime() - 1));
-  if (!before || (before.cron === own.cron && before.timezone === own.timezone)) return own;
   const lookbackMs = Math.min(options.freshnessDays, 7) * DAY_MS;
-  const theirs = lastTickAtOrBefore(before.cron, before.timezone, options.now, lookbackMs);
   const ours = lastTickAtOrBefore(own.cron, own.timezone, options.now, lookbackMs);
-  return theirs && (!ours || theirs.getTime() > ours.getTime()) ? before : own;
+  const before = await options.store.scheduleInForce(ours ?? new Date(options.now.getTime() - 1));
+  if (!before || sameSchedule(before, own)) return own;
+  const theirs = lastTickAtOrBefore(before.cron, before.timezone, options.now, lookbackMs);
+  if (!theirs) return own;
+  const inForceAtTheirs = await options.store.scheduleInForce(theirs);
+  return inForceAtTheirs && sameSchedule(inForceAtTheirs, before) ? before : own;
 }
 
 /** What to do about the newest tick at start-up (see the top of this file). */

@@ -2,8 +2,8 @@
 // PGlite and PostgreSQL: a claimed tick whose process died is taken over and sent late, once, with
 // one notice; the start-up resume never sends a newer week past its deadline; a replica starting
 // late does not run a tick another replica is running; two servers started together run a missed
-// tick once; moving DIGEST_CRON later raises no false "Missed"; more than a week down tells both
-// weeks in one notice. Then once with real server processes (dist/bin/server.js, as npm start runs
+// tick once; moving DIGEST_CRON later raises no false "Missed", and moving it while down over the
+// old tick tells that tick missed; more than a week down tells both weeks in one notice. Then once with real server processes (dist/bin/server.js, as npm start runs
 // it): a server SIGKILLed right after it claimed a missed tick, started again: the week is sent
 // within the deadline, marked late, with one notice.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -150,6 +150,20 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
       await moved.scheduler.idle();
       expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
       expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Weekly digest: sent, 30 messages sent']);
+    });
+
+    it('DIGEST_CRON moved an hour later while down over the old tick: that tick is told missed, though a server of the new time started and died since', async () => {
+      const monday = start(later(LAST_TICK, -MINUTE));
+      await monday.clock.advance(2 * MINUTE);
+      await monday.scheduler.stop();
+      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
+      // Down over this Monday's 09:00; a server of the schedule moved to 10:00 started the next day
+      // and died right after recording its start.
+      await store.recordScheduleStart({ cron: '0 10 * * 1', timezone: 'UTC' }, later(TICK, 25 * HOUR));
+      const moved = start(later(TICK, 26 * HOUR), { cron: '0 10 * * 1' });
+      await moved.scheduler.idle();
+      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+      expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
     });
 
     it('down for more than a week: both missed weeks are told, in one notice', async () => {

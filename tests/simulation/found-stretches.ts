@@ -23,4 +23,5 @@ export const FOUND_STRETCHES = [
   { seed: 7, path: '68', name: 'a batch whose writer died between recording its attempt and sending it, then a day of refusals, is left unknown and told, never sent twice' },
   { seed: 7, path: '76', name: 'a refusal met only by a worker that died as the mail was queued, over before any server ran again, needs no notice' },
   { seed: -86107463, path: '50', name: 'a batch that met a server error, then a sender refused past its key\'s day, is left unknown (never a second copy) and the operator is told' },
+  { seed: -1528790034, path: '8', name: "a DIGEST_CRON moved an hour later while every server was down over the old schedule's tick: that tick is told missed, though the new schedule's tick fell while the old one was in force" },
 ];
