@@ -24,4 +24,5 @@ export const FOUND_STRETCHES = [
   { seed: 7, path: '76', name: 'a refusal met only by a worker that died as the mail was queued, over before any server ran again, needs no notice' },
   { seed: -86107463, path: '50', name: 'a batch that met a server error, then a sender refused past its key\'s day, is left unknown (never a second copy) and the operator is told' },
   { seed: -1528790034, path: '8', name: "a DIGEST_CRON moved an hour later while every server was down over the old schedule's tick: that tick is told missed, though the new schedule's tick fell while the old one was in force" },
+  { seed: -1193355279, path: '5', name: 'a refusal met only by a worker that died at it, while another server stayed up without trying the mail, needs no notice: no live server knew of a hold' },
 ];

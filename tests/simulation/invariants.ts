@@ -183,9 +183,14 @@ function noticeChecks(run: ScenarioRun, notices: readonly OperatorNotice[], viol
   const queuedHolds = notices.filter((n) => n.subject.startsWith('[Launched Weekly] E-mail held:'));
   const within = (hold: { from: number; to: number }, list: readonly { at: Date }[]) => list.filter((n) => n.at.getTime() >= hold.from && n.at.getTime() <= hold.to).map((n) => n.at.getTime());
   for (const hold of holdsOfMail(run)) {
-    // Told when a server ran after mail was promised during it: one that died as the mail was
-    // queued, with no server up again before the refusal ended, met a hold that nobody could tell.
-    const metByAServer = run.model.refusals.some((r) => r.queuedAt !== undefined && r.queuedAt >= hold.from && r.queuedAt <= hold.to && run.model.uptime.some((life) => life.to > r.queuedAt! && life.from < hold.to));
+    // Told when a server tried the mail during it and lived on: one that died as it met the refusal,
+    // or a server up that never tried (its outbox asleep until its next poll), met a hold that
+    // nobody could tell.
+    const metByAServer = run.provider.events.some((event) => {
+      const at = Date.parse(event.at);
+      const life = run.model.uptime.find((l) => l.replica === event.replica);
+      return event.answer === 'sender refused' && event.key.startsWith('outbox/') && at >= hold.from && at <= hold.to && life !== undefined && life.to > at;
+    });
     if (!hold.mailQueued || !metByAServer) continue;
     const logged = within(hold, held);
     const queued = within(hold, queuedHolds);

@@ -44,10 +44,10 @@ export interface ScenarioModel {
   weeks: WeekModel[];
   readers: Map<string, Reader>;
   /** Every replica's lives, each from its start to its kill or stop. */
-  uptime: Interval[];
+  uptime: (Interval & { replica: string })[];
   starts: number[];
-  /** `queuedAt`: when mail was promised while it refused, if it was. */
-  refusals: (Interval & { forever: boolean; mailQueued: boolean; queuedAt?: number })[];
+  /** `mailQueued`: whether mail was promised while it refused. */
+  refusals: (Interval & { forever: boolean; mailQueued: boolean })[];
   restores: Interval[];
   /**
    * Digest batches whose attempt a replica recorded and then died before its request could leave:
@@ -153,7 +153,7 @@ class ScenarioRunner {
   }
 
   private endLife(slot: Slot): void {
-    this.model.uptime.push({ from: slot.since, to: this.now() });
+    this.model.uptime.push({ from: slot.since, to: this.now(), replica: slot.replica?.name ?? `r${slot.index}` });
     slot.replica?.stop();
     slot.replica = null;
     slot.killable = null;
@@ -302,7 +302,7 @@ class ScenarioRunner {
       this.at(this.now() + 10 * MINUTE_MS, async () => {
         const before = this.model.readers.size;
         await this.join('double');
-        if (this.model.readers.size > before && !entry.mailQueued) Object.assign(entry, { mailQueued: true, queuedAt: this.now() });
+        if (this.model.readers.size > before) entry.mailQueued = true;
       });
     });
   }
