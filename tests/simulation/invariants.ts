@@ -3,6 +3,7 @@
 // happened comes from the provider's record, the log's notices and, for the state of each batch
 // and message, the store.
 import type { SimDatabase } from './database.ts';
+import type { AcceptedMessage } from './provider.ts';
 import { SIM_SETTINGS, stateAt, type Interval, type ScenarioRun, type WeekModel } from './scenario.ts';
 
 const HOUR_MS = 3_600_000;
@@ -70,6 +71,21 @@ async function unknownForGoodReason(db: SimDatabase, run: ScenarioRun, notices: 
   return excused;
 }
 
+/**
+ * A tick no server was up for is run late only until DIGEST_CATCHUP_HOURS after it: past that, its
+ * week goes to nobody (the operator is told it was missed), however its late run was held up. Up to
+ * the next week's tick, when that week's own run takes over.
+ */
+function lateWeeksWithinDeadline(run: ScenarioRun, digests: readonly AcceptedMessage[], violations: Violation[]): void {
+  for (const [index, week] of run.model.weeks.entries()) {
+    if (upAt(run.model.uptime, week.tick)) continue;
+    const deadline = week.tick + SIM_SETTINGS.catchUpHours * HOUR_MS;
+    const nextTick = run.model.weeks[index + 1]?.tick ?? run.model.end;
+    const late = digests.find((m) => m.recap === week.recap && m.at.getTime() > deadline && m.at.getTime() < nextTick);
+    if (late) violations.push({ invariant: 'a late week goes out only within DIGEST_CATCHUP_HOURS', detail: `the ${utc(week.tick)} tick fell while no server ran; its week went to ${late.to} at ${utc(late.at.getTime())}` });
+  }
+}
+
 function digestChecks(run: ScenarioRun, excused: ReadonlySet<string>, violations: Violation[]): void {
   const digests = run.provider.accepted.filter((m) => m.recap !== null);
   const byReaderWeek = new Map<string, number>();
@@ -77,6 +93,7 @@ function digestChecks(run: ScenarioRun, excused: ReadonlySet<string>, violations
   for (const [key, count] of byReaderWeek) {
     if (count > 1 && !restoredOver(run, key.split(' ')[1]!)) violations.push({ invariant: 'each week at most once', detail: `${key.replace(' ', ' got the week of ')} ${count} times` });
   }
+  lateWeeksWithinDeadline(run, digests, violations);
   for (const week of run.model.weeks) {
     if (!serverWithinDeadline(run.model.uptime, week) || !quietStretch(run, week)) continue;
     for (const reader of run.model.readers.values()) {

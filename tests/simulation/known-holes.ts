@@ -54,4 +54,15 @@ export const KNOWN_HOLES: { name: string; plan: Plan }[] = [
     name: 'a DIGEST_CRON moved earlier in the week while no server ran: the old schedule\'s missed tick is told',
     plan: quietPlan([{ outage: { beforeTickMinutes: 60, minutes: 5 * 24 * 60, killed: false } }, { deploy: { cron: '0 0 * * 1', timezone: 'UTC' } }, {}], { cron: '0 9 * * 2' }),
   },
+  {
+    // Two servers; the one running Monday's tick dies right after writing its batch, the other is
+    // killed a minute later (an outage starting a minute after the tick) and everything stays down
+    // for 26 hours: the batch, never tried, is older than the provider's key window when the run is
+    // taken over, and was once left unknown, its readers losing the week though nothing went out.
+    name: 'a batch written by a run killed before trying it, found a day later, goes to its readers under a new key',
+    plan: quietPlan([{ outage: { beforeTickMinutes: -1, minutes: 26 * 60, killed: true } }, {}], {
+      replicas: 2,
+      kills: [{ life: 'r0.1', atCall: 26, when: 'after', restartAfterMinutes: 27 * 60 }],
+    }),
+  },
 ];
