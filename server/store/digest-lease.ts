@@ -5,6 +5,7 @@
 // which DIGEST_CRON was in force when (20261201003010_digest_schedule_starts.sql).
 import * as z from 'zod';
 import type { CallFunction } from './call-function.ts';
+import { queuedNoticeArgs } from './mail-outbox.ts';
 import type { DigestLeaseStore, DigestTick, DigestTickStart } from './types.ts';
 
 const instant = z.union([z.string(), z.date()]).transform((value) => new Date(value));
@@ -44,14 +45,15 @@ export function digestLeaseStore(call: CallFunction): DigestLeaseStore {
     async endDigestTick({ tick, holder, now, state, recapDate, notice }) {
       const end = { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_state: state, p_recap_date: recapDate };
       const answer = notice
-        ? await call('digest_end_tick_with_notice', { ...end, p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })
+        ? await call('digest_end_tick_with_notice', { ...end, ...queuedNoticeArgs(notice) })
         : await call('digest_end_tick', end);
       return answer === true;
     },
-    recordMissedDigestTick: async (tick, holder, now, notice) =>
-      notice
-        ? (await call('digest_record_missed_tick_with_notice', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString(), p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })) === true
-        : (await call('digest_record_missed_tick', { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString() })) === true,
+    async recordMissedDigestTick(tick, holder, now, notice) {
+      const missed = { p_tick: tick.toISOString(), p_holder: holder, p_now: now.toISOString() };
+      const answer = notice ? await call('digest_record_missed_tick_with_notice', { ...missed, ...queuedNoticeArgs(notice) }) : await call('digest_record_missed_tick', missed);
+      return answer === true;
+    },
     async digestTicksSince(since): Promise<DigestTick[]> {
       return z
         .array(tickRow)

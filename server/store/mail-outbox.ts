@@ -22,6 +22,9 @@ export interface OperatorPayload {
 /** What is queued for an operator's notice: an outbox e-mail's payload, or (without an address) the webhook's post. */
 export type QueuedNotice = { email: OperatorPayload; webhookText?: undefined } | { email?: undefined; webhookText: string };
 
+/** A queued notice as the `*_with_notice` SQL functions take it (operator_notice_enqueue decides its channel). */
+export const queuedNoticeArgs = (notice: QueuedNotice) => ({ p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null });
+
 /** A message a worker has claimed (and holds under a lease until it settles it). */
 export interface OutboxMessage {
   id: string;
@@ -211,7 +214,7 @@ export function mailOutboxStore(call: CallFunction): MailOutboxStore {
     async holdSender(refusal, reason, now, notice) {
       const args = { p_cause: refusal, p_reason: reason.slice(0, 500), p_now: now?.toISOString() ?? null };
       if (!notice) return (await call('outbox_hold_sender', args)) === true;
-      return (await call('outbox_hold_sender_with_notice', { ...args, p_email: notice.email ?? null, p_webhook_text: notice.webhookText ?? null })) === true;
+      return (await call('outbox_hold_sender_with_notice', { ...args, ...queuedNoticeArgs(notice) })) === true;
     },
 
     async releaseSender() {
