@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatWeekDate } from '../../content/dates.ts';
 import { recaps } from '../../content/index.ts';
 import { createPageData, SEARCH_MAX_LENGTH } from '../../content/page-data.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -33,8 +33,6 @@ async function open(context: BrowserContext, path: string): Promise<Page> {
   await page.goto(server.url + path, { waitUntil: 'networkidle' });
   return page;
 }
-
-const hydrated = (page: Page) => page.waitForSelector('#email-signup form[novalidate]');
 
 /** What the results show, as a reader reads it: the summary line, week cards and entry rows. */
 async function resultsOf(page: Page) {
@@ -86,7 +84,7 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await open(context, '/');
-    await hydrated(page);
+    await signupFormHydrated(page);
     // Client-side navigation to the archive fetches its cards as route data.
     const archiveData = page.waitForResponse((response) => response.url() === `${server.url}/data/archive.json`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Archives' }).click();
@@ -126,7 +124,7 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
       const page = await context.newPage();
       const response = await page.goto(`${server.url}/archive?q=${encodeURIComponent(query)}`, { waitUntil: 'networkidle' });
       expect(response?.status(), query).toBe(status);
-      await hydrated(page);
+      await signupFormHydrated(page);
       expect((await page.locator('main [role="status"]').first().textContent())?.trim(), query).toBe(message);
       await page.close();
     }
@@ -145,7 +143,7 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
         });
       }
       const page = await open(context, '/archive');
-      await hydrated(page);
+      await signupFormHydrated(page);
       const oldest = [...recaps].sort((a, b) => a.date.localeCompare(b.date))[0]!;
       const card = page.getByRole('link', { name: `Read Recap: Week of ${formatWeekDate(oldest.date)}` });
       await card.scrollIntoViewIfNeeded();

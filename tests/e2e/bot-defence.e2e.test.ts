@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
 import { createUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 import { addSignup } from '../support/store-ops.ts';
 
@@ -27,14 +27,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-const hydrated = (page: Page) => page.waitForSelector('#email-signup form[novalidate]');
 const toast = (page: Page, title: string) => page.locator('[data-sonner-toast]', { hasText: title });
 
 describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
   it('the honeypot is off-screen, out of the accessibility tree and the Tab order, and a person’s signup goes through', async () => {
     const page = await context.newPage();
-    await page.goto(`${server.url}/`, { waitUntil: 'networkidle' });
-    await hydrated(page);
+    await page.goto(`${server.url}/`);
+    await signupFormHydrated(page);
     const trap = page.locator(`#email-signup input[name="${HONEYPOT_FIELD}"]`);
     expect(await trap.count()).toBe(1);
     const box = await trap.boundingBox();
@@ -64,8 +63,8 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
 
   it('a bot that fills every field gets "You\'re In!" and is not stored', async () => {
     const page = await context.newPage();
-    await page.goto(`${server.url}/about`, { waitUntil: 'networkidle' });
-    await hydrated(page);
+    await page.goto(`${server.url}/about`);
+    await signupFormHydrated(page);
     await page.getByPlaceholder('Enter your email').fill('form.filler@example.com');
     // What a form-filling script does: every input, visible or not.
     await page.locator(`#email-signup input[name="${HONEYPOT_FIELD}"]`).fill('https://cheap-pills.example', { force: true });
@@ -77,8 +76,8 @@ describe.skipIf(!chromiumAvailable)('bot defences in Chromium', () => {
 
   it('a disposable address shows "Invalid email" with the reason, with JavaScript and without', async () => {
     const page = await context.newPage();
-    await page.goto(`${server.url}/`, { waitUntil: 'networkidle' });
-    await hydrated(page);
+    await page.goto(`${server.url}/`);
+    await signupFormHydrated(page);
     await page.getByPlaceholder('Enter your email').fill('reader@mailinator.com');
     await page.getByRole('button', { name: 'Subscribe', exact: true }).click();
     await toast(page, 'Invalid email').waitFor();

@@ -10,7 +10,7 @@ import { CONFIRMATION_SENT } from '../../client/signup-outcome.ts';
 import { site } from '../../content/site.ts';
 import { confirmEmailText } from '../../emails/ConfirmEmail.tsx';
 import { welcomeEmailText } from '../../emails/WelcomeEmail.tsx';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { digestRecipients } from '../support/digest-run.ts';
 import { linksIn, readOutbox, settledOutbox, type Eml } from '../support/outbox.ts';
 import { newWebhookSecret, postComplaint } from '../support/resend-webhook.ts';
@@ -44,9 +44,8 @@ async function withPage<T>(steps: (page: Page) => Promise<T>): Promise<T> {
  */
 function signUpInChromium(server: TestServer, email: string) {
   return withPage(async (page) => {
-    await page.goto(server.url, { waitUntil: 'networkidle' });
-    // Hydrated: the form validates itself and shows its outcome as a toast.
-    await page.waitForSelector('#email-signup form[novalidate]');
+    await page.goto(server.url);
+    await signupFormHydrated(page);
     const input = page.getByPlaceholder(site.signup.placeholder);
     await input.pressSequentially(email);
     await page.getByRole('button', { name: site.signup.button, exact: true }).click();

@@ -15,7 +15,7 @@ import { recaps } from '../../content/index.ts';
 import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
 import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
@@ -90,7 +90,8 @@ async function signUpInChromium(server: TestServer, email: string): Promise<stri
   const before = await outboxNames(server);
   const page = await browser.newPage();
   try {
-    await page.goto(server.url, { waitUntil: 'networkidle' });
+    await page.goto(server.url);
+    await signupFormHydrated(page);
     await page.locator('#email-signup input[type=email]').fill(email);
     await page.locator('#email-signup button[type=submit]').click();
     await page.locator('[data-sonner-toast]', { hasText: 'Check your inbox' }).waitFor();

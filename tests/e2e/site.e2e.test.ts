@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 if (!chromiumAvailable) console.warn('[e2e] No Chromium at /usr/bin/chromium: browser tests skipped.');
@@ -37,9 +37,6 @@ async function open(path: string, target: BrowserContext = context, waitUntil: '
   return page;
 }
 
-/** Resolves once React has hydrated the page (the signup form turns off native validation). */
-const hydrated = (page: Page) => page.waitForSelector('#email-signup form[novalidate]');
-
 const toast = (page: Page, title: string) => page.locator('[data-sonner-toast]', { hasText: title });
 
 describe.skipIf(!chromiumAvailable)('in Chromium', () => {
@@ -50,7 +47,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
       await Promise.all(
         paths.slice(i, i + 4).map(async (path) => {
           const page = await open(path, context, 'load');
-          await hydrated(page);
+          await signupFormHydrated(page);
           await page.close();
         }),
       );
@@ -61,7 +58,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
   it('the top bar goes home, to the archive and about, and scrolls to the signup form', async () => {
     const page = await open('/weekly-recap-may-11');
-    await hydrated(page);
+    await signupFormHydrated(page);
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Archives' }).click();
     await page.waitForURL(`${server.url}/archive`);
@@ -86,7 +83,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
   it('Subscribe now → on the call-to-action page scrolls to the form', async () => {
     const page = await open('/weekly-recap-july-14');
-    await hydrated(page);
+    await signupFormHydrated(page);
     expect(await page.title()).toBe('Weekly Recap: July 14, 2025');
     await page.getByRole('link', { name: 'Subscribe now →' }).click();
     await page.waitForFunction(() => {
@@ -98,7 +95,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
   it('the archive restores its scroll position (back button and nav link); other pages start at the top', async () => {
     const page = await open('/archive');
-    await hydrated(page);
+    await signupFormHydrated(page);
     await page.evaluate(() => window.scrollTo(0, 1200));
     await page.waitForFunction(() => sessionStorage.getItem('launched-weekly:archive-scroll') === '1200');
     // Clicking a card saves where the reader was at that moment (the click may scroll a little).
@@ -143,7 +140,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
   describe('signup', () => {
     it('an empty or @-less address shows "Invalid email" and sends nothing', async () => {
       const page = await open('/');
-      await hydrated(page);
+      await signupFormHydrated(page);
       let requests = 0;
       page.on('request', (request) => {
         if (request.url().endsWith('/api/subscribe')) requests++;
@@ -160,7 +157,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
     it('shows the submitting state, then "You\'re In!", clears the input and saves one row', async () => {
       const page = await open('/archive');
-      await hydrated(page);
+      await signupFormHydrated(page);
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       await page.route('**/api/subscribe', async (route) => {
@@ -192,7 +189,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
     it('a network failure shows "Something went wrong" / "Please try again later."', async () => {
       const page = await open('/about');
-      await hydrated(page);
+      await signupFormHydrated(page);
       await page.route('**/api/subscribe', (route) => route.abort('connectionrefused'));
       await page.getByPlaceholder('Enter your email').fill('offline@example.com');
       await page.getByRole('button', { name: 'Subscribe' }).click();
@@ -206,7 +203,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
       const broken = await startTestServer();
       const page = await context.newPage();
       await page.goto(`${broken.url}/weekly-recap-march-2`, { waitUntil: 'networkidle' });
-      await hydrated(page);
+      await signupFormHydrated(page);
       await broken.store.close();
       await page.getByPlaceholder('Enter your email').fill('late@example.com');
       await page.getByRole('button', { name: 'Subscribe' }).click();
@@ -218,7 +215,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
     it('a server-side rejection shows its message', async () => {
       const page = await open('/');
-      await hydrated(page);
+      await signupFormHydrated(page);
       await page.getByPlaceholder('Enter your email').fill('reader@localhost');
       await page.getByRole('button', { name: 'Subscribe' }).click();
       await toast(page, 'Invalid email').waitFor();
@@ -228,7 +225,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
 
     it('at most 3 toasts are visible at once', async () => {
       const page = await open('/');
-      await hydrated(page);
+      await signupFormHydrated(page);
       for (let i = 0; i < 5; i++) await page.getByRole('button', { name: 'Subscribe' }).click();
       await toast(page, 'Invalid email').first().waitFor();
       await page.waitForTimeout(500);
@@ -286,7 +283,7 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
         await page.setViewportSize({ width, height: 800 });
         await page.goto(server.url + path, { waitUntil: 'load' });
         // Audited as the reader meets it once interactive.
-        await hydrated(page);
+        await signupFormHydrated(page);
         await page.addScriptTag({ content: axeSource });
         const violations = await page.evaluate(async () => {
           const result = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();

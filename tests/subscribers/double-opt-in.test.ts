@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createConfirmToken } from '../../server/subscribers/signed-links.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { runDigest } from '../support/digest-run.ts';
 import { linksIn, settledOutbox } from '../support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
@@ -68,7 +68,8 @@ for (const kind of kinds) {
     it('a signup in Chromium shows “Check your inbox” and leaves one confirmation .eml; pressing its button makes the address active', async () => {
       const page = await browser.newPage();
       try {
-        await page.goto(server.url, { waitUntil: 'networkidle' });
+        await page.goto(server.url);
+        await signupFormHydrated(page);
         await page.locator('#email-signup input[type=email]').fill('  Reader.One@Example.com ');
         await page.locator('#email-signup button[type=submit]').click();
         const toast = page.locator('[data-sonner-toast]', { hasText: CHECK_INBOX });
