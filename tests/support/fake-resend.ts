@@ -44,6 +44,28 @@ interface CachedAnswer {
   at: number;
 }
 
+/** An answer that refuses a request: Resend's error body, its headers, and why (the request log's kind). */
+interface Refusal {
+  status: number;
+  kind: string;
+  name: string;
+  message: string;
+  headers: Record<string, string>;
+}
+
+type RequestLog = (status: number | 'hung', kind: string) => void;
+
+/** The request's bytes, or null when the client went away before sending them all. */
+async function requestBytes(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+  } catch {
+    return null;
+  }
+  return Buffer.concat(chunks);
+}
+
 interface EmailInput {
   template?: unknown;
   from?: unknown;
@@ -163,79 +185,29 @@ export class FakeResend {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
-    const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-    } catch {
-      // The client died mid-request (a SIGKILLed sender): nothing arrived, nothing to answer.
-      return;
-    }
-    const rawBytes = Buffer.concat(chunks);
-    const raw = rawBytes.toString('utf8');
+    const rawBytes = await requestBytes(req);
+    // The client died mid-request (a SIGKILLed sender): nothing arrived, nothing to answer.
+    if (rawBytes === null) return;
     const now = this.clock();
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     const key = (req.headers['idempotency-key'] as string | undefined) ?? null;
-    const log = (status: number | 'hung', kind: string) => this.requests.push({ path, idempotencyKey: key, status, kind, at: now });
+    const log: RequestLog = (status, kind) => this.requests.push({ path, idempotencyKey: key, status, kind, at: now });
+    const refuse = (refusal: Refusal) => {
+      log(refusal.status, refusal.kind);
+      this.error(res, refusal.status, refusal.name, refusal.message, refusal.headers);
+    };
 
-    if (this.outage) {
-      log(503, 'outage');
-      return this.error(res, 503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.', {});
-    }
     const templatePath = /^\/templates(?:\/([^/]+)(\/publish)?)?$/.exec(path);
-    if (!templatePath && (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch'))) {
-      log(405, 'not-found');
-      return this.error(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.', {});
-    }
-    const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ')) {
-      log(401, 'auth');
-      return this.error(res, 401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY', {});
-    }
-    if (!auth.slice(7).startsWith('re_')) {
-      log(403, 'auth');
-      return this.error(res, 403, 'invalid_api_key', 'API key is invalid', {});
-    }
-
-    if (this.senderRefusal !== null && !templatePath) {
-      log(this.senderRefusal === 'invalid_api_key' ? 403 : 429, 'sender-refused');
-      if (this.senderRefusal === 'invalid_api_key') return this.error(res, 403, 'invalid_api_key', 'API key is invalid', {});
-      const which = this.senderRefusal === 'daily_quota_exceeded' ? 'daily' : 'monthly';
-      return this.error(res, 429, this.senderRefusal, `You have reached your ${which} email sending quota.`, {});
-    }
-
-    // The window: every request counts, the enforced limit answers 429 past it.
-    if (this.requestsPerSecond !== null) {
-      if (now - this.windowStart >= 1000) {
-        this.windowStart = now;
-        this.windowCount = 0;
-      }
-      this.windowCount++;
-      if (this.windowCount > this.requestsPerSecond) {
-        const headers = { ...this.rateHeaders(now), 'retry-after': this.rateHeaders(now)['ratelimit-reset']! };
-        log(429, 'rate-limit');
-        return this.error(res, 429, 'rate_limit_exceeded', `Too many requests. You can only make ${this.requestsPerSecond} requests per second.`, headers);
-      }
-    }
+    const gated = this.gate(req, path, templatePath !== null, now);
+    if (gated) return refuse(gated);
     const rate = this.rateHeaders(now);
     // The storm, server-error and hang knobs count e-mail requests only; an outage stops everything.
-    if (templatePath) return this.handleTemplate(req.method ?? 'GET', templatePath[1], Boolean(templatePath[2]), raw, res, rate, log);
-    if (this.rateLimitStorm > 0) {
-      this.rateLimitStorm--;
-      log(429, 'storm');
-      return this.error(res, 429, 'rate_limit_exceeded', 'Too many requests. Please limit the number of requests per second.', {
-        ...rate,
-        'retry-after': String(this.stormRetryAfterSeconds),
-      });
-    }
-    if (this.serverErrors > 0) {
-      this.serverErrors--;
-      log(500, 'server-error');
-      return this.error(res, 500, 'internal_server_error', 'An unexpected error occurred.', rate);
-    }
-    let hangThis = false;
-    if (this.hang > 0) {
+    if (templatePath) return this.handleTemplate(req.method ?? 'GET', templatePath[1], Boolean(templatePath[2]), rawBytes.toString('utf8'), res, rate, log);
+    const fault = this.injectedFault(rate);
+    if (fault) return refuse(fault);
+    const hangThis = this.hang > 0;
+    if (hangThis) {
       this.hang--;
-      hangThis = true;
       if (!this.hangAfterAccept) {
         log('hung', 'hung');
         this.hung.add(res);
@@ -245,50 +217,113 @@ export class FakeResend {
 
     let body: unknown;
     try {
-      body = JSON.parse(raw);
+      body = JSON.parse(rawBytes.toString('utf8'));
     } catch {
-      log(422, 'invalid-json');
-      return this.error(res, 422, 'validation_error', 'Invalid JSON body.', rate);
+      return refuse({ status: 422, name: 'validation_error', message: 'Invalid JSON body.', headers: rate, kind: 'invalid-json' });
     }
-
     // The bytes as received: hashing the decoded string would encode 2.7 MB a batch over again.
     const payloadHash = createHash('sha256').update(path).update(rawBytes).digest('hex');
-    if (key !== null) {
-      const cached = this.idempotency.get(key);
-      if (cached && now - cached.at < IDEMPOTENCY_TTL_MS) {
-        if (cached.payloadHash !== payloadHash) {
-          log(409, 'idempotency-conflict');
-          return this.error(res, 409, 'invalid_idempotent_request', 'This idempotency key has been used on a request with a different payload. Retrying this request is not allowed.', rate);
-        }
-        log(cached.status, 'replayed');
-        return this.answer(res, cached.status, cached.body, rate);
-      }
-      if (this.inFlightKeys.has(key)) {
-        log(409, 'idempotency-concurrent');
-        return this.error(res, 409, 'concurrent_idempotent_requests', 'Same idempotency key used while original request is still in progress.', { ...rate, 'retry-after': '1' });
-      }
+    const earlier = key === null ? null : this.earlierAnswer(key, payloadHash, now, rate);
+    if (earlier && 'kind' in earlier) return refuse(earlier);
+    if (earlier) {
+      log(earlier.status, 'replayed');
+      return this.answer(res, earlier.status, earlier.body, rate);
     }
-
-    const permissive = req.headers['x-batch-validation'] === 'permissive';
     const batch = path === '/emails/batch';
-    const emails: EmailInput[] = batch ? (Array.isArray(body) ? (body as EmailInput[]) : []) : [body as EmailInput];
-    if (batch && (!Array.isArray(body) || emails.length === 0 || emails.length > 100)) {
-      log(422, 'validation');
-      return this.error(res, 422, 'validation_error', 'The `emails` field must be an array of 1 to 100 emails.', rate);
-    }
-    const templateProblem = emails.map((email) => this.templateProblem(email)).find((p) => p !== null);
-    if (templateProblem) {
-      log(templateProblem.status, 'template');
-      return this.error(res, templateProblem.status, templateProblem.name, templateProblem.message, rate);
-    }
-    const problems = emails.map((email) => this.problemWith(email));
-    const firstProblem = problems.find((p) => p !== null);
-    if (firstProblem && (!batch || !permissive)) {
-      log(422, 'validation');
-      return this.error(res, 422, 'validation_error', firstProblem, rate);
-    }
+    const permissive = batch && req.headers['x-batch-validation'] === 'permissive';
+    const checked = this.checkEmails(batch, body, permissive, rate);
+    if ('kind' in checked) return refuse(checked);
 
     if (key !== null) this.inFlightKeys.add(key);
+    const answerBody = this.accept(checked.emails, checked.problems, key, batch, permissive);
+    if (key !== null) {
+      this.idempotency.set(key, { payloadHash, status: 200, body: answerBody, at: now });
+      this.inFlightKeys.delete(key);
+    }
+    if (batch) {
+      this.acceptedBatches++;
+      await this.onBatchAccepted?.(this.acceptedBatches);
+    }
+    if (hangThis) {
+      log('hung', 'accepted-then-hung');
+      this.hung.add(res);
+      return;
+    }
+    log(200, 'accepted');
+    this.answer(res, 200, answerBody, rate);
+  }
+
+  /** What refuses a request before its body is read: an outage, a wrong path, the key, a refused sender, the rate. */
+  private gate(req: IncomingMessage, path: string, template: boolean, now: number): Refusal | null {
+    const refusal = (status: number, kind: string, name: string, message: string, headers: Record<string, string> = {}) => ({ status, kind, name, message, headers });
+    if (this.outage) return refusal(503, 'outage', 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+    if (!template && (req.method !== 'POST' || (path !== '/emails' && path !== '/emails/batch'))) {
+      return refusal(405, 'not-found', 'method_not_allowed', 'Method is not allowed for the requested path.');
+    }
+    const auth = req.headers.authorization ?? '';
+    if (!auth.startsWith('Bearer ')) {
+      return refusal(401, 'auth', 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
+    }
+    if (!auth.slice(7).startsWith('re_')) return refusal(403, 'auth', 'invalid_api_key', 'API key is invalid');
+    if (this.senderRefusal !== null && !template) {
+      if (this.senderRefusal === 'invalid_api_key') return refusal(403, 'sender-refused', 'invalid_api_key', 'API key is invalid');
+      const which = this.senderRefusal === 'daily_quota_exceeded' ? 'daily' : 'monthly';
+      return refusal(429, 'sender-refused', this.senderRefusal, `You have reached your ${which} email sending quota.`);
+    }
+    // The window: every request counts, the enforced limit answers 429 past it.
+    if (this.requestsPerSecond === null) return null;
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.windowCount = 0;
+    }
+    this.windowCount++;
+    if (this.windowCount <= this.requestsPerSecond) return null;
+    const headers = { ...this.rateHeaders(now), 'retry-after': this.rateHeaders(now)['ratelimit-reset']! };
+    return refusal(429, 'rate-limit', 'rate_limit_exceeded', `Too many requests. You can only make ${this.requestsPerSecond} requests per second.`, headers);
+  }
+
+  /** A 429 of the storm or a 500 of the burst, while either lasts. */
+  private injectedFault(rate: Record<string, string>): Refusal | null {
+    if (this.rateLimitStorm > 0) {
+      this.rateLimitStorm--;
+      const headers = { ...rate, 'retry-after': String(this.stormRetryAfterSeconds) };
+      return { status: 429, kind: 'storm', name: 'rate_limit_exceeded', message: 'Too many requests. Please limit the number of requests per second.', headers };
+    }
+    if (this.serverErrors > 0) {
+      this.serverErrors--;
+      return { status: 500, kind: 'server-error', name: 'internal_server_error', message: 'An unexpected error occurred.', headers: rate };
+    }
+    return null;
+  }
+
+  /** The answer a key already has within its 24 hours, or its 409 (another payload, or still in progress). */
+  private earlierAnswer(key: string, payloadHash: string, now: number, rate: Record<string, string>): CachedAnswer | Refusal | null {
+    const cached = this.idempotency.get(key);
+    if (cached && now - cached.at < IDEMPOTENCY_TTL_MS) {
+      if (cached.payloadHash === payloadHash) return cached;
+      const message = 'This idempotency key has been used on a request with a different payload. Retrying this request is not allowed.';
+      return { status: 409, kind: 'idempotency-conflict', name: 'invalid_idempotent_request', message, headers: rate };
+    }
+    if (!this.inFlightKeys.has(key)) return null;
+    const message = 'Same idempotency key used while original request is still in progress.';
+    return { status: 409, kind: 'idempotency-concurrent', name: 'concurrent_idempotent_requests', message, headers: { ...rate, 'retry-after': '1' } };
+  }
+
+  /** The request's e-mails and each one's problem, or what refuses them all. */
+  private checkEmails(batch: boolean, body: unknown, permissive: boolean, rate: Record<string, string>): { emails: EmailInput[]; problems: (string | null)[] } | Refusal {
+    const invalid = (message: string, status = 422, name = 'validation_error', kind = 'validation') => ({ status, kind, name, message, headers: rate });
+    const emails: EmailInput[] = batch ? (Array.isArray(body) ? (body as EmailInput[]) : []) : [body as EmailInput];
+    if (batch && (!Array.isArray(body) || emails.length === 0 || emails.length > 100)) return invalid('The `emails` field must be an array of 1 to 100 emails.');
+    const templateProblem = emails.map((email) => this.templateProblem(email)).find((p) => p !== null);
+    if (templateProblem) return invalid(templateProblem.message, templateProblem.status, templateProblem.name, 'template');
+    const problems = emails.map((email) => this.problemWith(email));
+    const firstProblem = problems.find((p) => p !== null);
+    if (firstProblem && !permissive) return invalid(firstProblem);
+    return { emails, problems };
+  }
+
+  /** Records each valid e-mail as sent; the answer's body (with the refused ones, in permissive mode). */
+  private accept(emails: readonly EmailInput[], problems: readonly (string | null)[], key: string | null, batch: boolean, permissive: boolean): unknown {
     const accepted: { id: string }[] = [];
     const errors: { index: number; message: string }[] = [];
     emails.forEach((email, index) => {
@@ -312,22 +347,7 @@ export class FakeResend {
         idempotencyKey: key,
       });
     });
-    const answerBody = batch ? (permissive ? { data: accepted, errors } : { data: accepted }) : accepted[0];
-    if (key !== null) {
-      this.idempotency.set(key, { payloadHash, status: 200, body: answerBody, at: now });
-      this.inFlightKeys.delete(key);
-    }
-    if (batch) {
-      this.acceptedBatches++;
-      await this.onBatchAccepted?.(this.acceptedBatches);
-    }
-    if (hangThis) {
-      log('hung', 'accepted-then-hung');
-      this.hung.add(res);
-      return;
-    }
-    log(200, 'accepted');
-    this.answer(res, 200, answerBody, rate);
+    return batch ? (permissive ? { data: accepted, errors } : { data: accepted }) : accepted[0];
   }
 
   private problemWith(email: EmailInput): string | null {
