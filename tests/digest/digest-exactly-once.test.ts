@@ -89,18 +89,21 @@ async function expectLedgerMatchesProvider(recap: string) {
   for (const row of rows) expect(byId.get(row.provider_message_id!)).toBe(emailOf.get(row.subscriber_id));
 }
 
+/** A database of SUBSCRIBERS readers, every twentieth of whom left before the week, and the stand-in provider. */
+async function openReadersAndProvider() {
+  db = await createTestDatabase();
+  store = await openPostgresStore(db.url, { max: 4 });
+  sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+  await insertReaders(sql, SUBSCRIBERS);
+  const everyone = await listActiveSubscribers(store, null, SUBSCRIBERS);
+  leftBefore = everyone.filter((_, i) => i % 20 === 0).map((s) => s.email);
+  for (const s of everyone.filter((_, i) => i % 20 === 0)) await store.removeSubscriber(s.id, 'unsubscribed');
+  fake = await startFakeResend();
+}
+
 describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exactly once', () => {
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    store = await openPostgresStore(db.url, { max: 4 });
-    sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
-    await insertReaders(sql, SUBSCRIBERS);
-    const everyone = await listActiveSubscribers(store, null, SUBSCRIBERS);
-    leftBefore = everyone.filter((_, i) => i % 20 === 0).map((s) => s.email);
-    for (const s of everyone.filter((_, i) => i % 20 === 0)) await store.removeSubscriber(s.id, 'unsubscribed');
-    fake = await startFakeResend();
-  });
+  beforeAll(openReadersAndProvider);
 
   afterAll(async () => {
     await fake?.close();
