@@ -72,10 +72,10 @@ async function writableColumns(sql: SqlClient, table: string): Promise<string[]>
 /**
  * PGlite's now() is Emscripten's clock, which asks Date.now(): answering it with the simulated clock
  * gives the database the simulation's time without a write. Time then jumps back (a scenario begins
- * before the last one ended, or the real clock returns), which PostgreSQL never expects: statistics
- * last flushed "in the future" would never be flushed again, and the timer that waits to flush them
- * would be re-armed weeks ahead at every statement. So each jump is followed by a forced flush,
- * which dates the last flush to the new time and disarms that timer.
+ * before the last one ended, or the real clock returns), which PostgreSQL never expects: its
+ * statistics, last flushed at a time now in the future, count as flushed less than a second ago
+ * until the clock passes that time, and the idle timer that waits to flush them is armed weeks
+ * ahead. A forced flush after each jump dates the last flush to the new time.
  */
 async function dateNowFollows(sql: SqlClient, clock: Clock): Promise<DatabaseTime> {
   const flushStatistics = async () => {
