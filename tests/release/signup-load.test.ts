@@ -10,6 +10,7 @@ import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { allSubscriberRecords } from '../support/store-ops.ts';
 
 interface Outcome {
   status: number;
@@ -116,14 +117,7 @@ async function sendAll(baseUrl: string, addresses: string[], connections: number
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function storedAddresses(store: Store): Promise<string[]> {
-  const emails: string[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const page = await store.listAllSubscribers(after, 1000);
-    if (page.length === 0) return emails;
-    emails.push(...page.map((record) => record.email));
-    after = page.at(-1)!.id;
-  }
+  return (await allSubscriberRecords(store)).map((record) => record.email);
 }
 
 async function proveSignupLoad(label: string, server: TestServer, total: number, connections: number, seed: number) {

@@ -9,8 +9,8 @@ import { createPgClient, openPostgresStore } from '../../server/store/postgres.t
 import { classifyError, sqlStore } from '../../server/store/sql-store.ts';
 import { StoreUnavailableError, type Store } from '../../server/store/types.ts';
 import { hasPostgresServer, startOwnPostgres, type OwnPostgres } from '../../scripts/own-postgres.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { addSignup } from '../support/store-ops.ts';
+import { postForm, startTestServer, type TestServer } from '../support/server.ts';
+import { addSignup, allSubscriberRecords } from '../support/store-ops.ts';
 
 type Phase = 'before' | 'stopping' | 'down' | 'starting' | 'after';
 
@@ -59,25 +59,9 @@ async function expectServingWithoutTheStore(server: TestServer, store: Store) {
   expect((await get('/healthz')).status).toBe(200);
   await expect(addSignup(store, 'direct.outage@example.com', '/')).rejects.toBeInstanceOf(StoreUnavailableError);
   await expect(store.checkReady()).rejects.toBeInstanceOf(StoreUnavailableError);
-  const form = await fetch(new URL('/api/subscribe', server.url), {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'email=form.outage%40example.com&source=%2Fabout',
-    redirect: 'manual',
-  });
+  const form = await postForm(new URL('/api/subscribe', server.url), 'email=form.outage%40example.com&source=%2Fabout');
   expect(form.status).toBe(303);
   expect(form.headers.get('location')).toBe('/about?signup=unavailable#email-signup');
-}
-
-/** Every address the store holds, page by page. */
-async function storedEmails(store: Store): Promise<Set<string>> {
-  const stored = new Set<string>();
-  for (let after: string | null = null; ; ) {
-    const page = await store.listAllSubscribers(after, 1000);
-    if (page.length === 0) return stored;
-    for (const record of page) stored.add(record.email);
-    after = page.at(-1)!.id;
-  }
 }
 
 describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then comes back', () => {
@@ -151,7 +135,7 @@ describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then co
       byStatus[signup.phase] ??= {};
       byStatus[signup.phase]![signup.status] = (byStatus[signup.phase]![signup.status] ?? 0) + 1;
     }
-    const stored = await storedEmails(store);
+    const stored = new Set((await allSubscriberRecords(store)).map((record) => record.email));
     const accepted = signups.filter((s) => s.status === 201);
     const refused = signups.filter((s) => s.status === 503);
     const acceptedMissing = accepted.filter((s) => !stored.has(s.email));

@@ -13,7 +13,7 @@ import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store, SubscriberStatus } from '../../server/store/types.ts';
 import { storedMailboxKey, subscriberKeys } from '../../server/subscribers/subscriber-keys.ts';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
-import { addSignup, listActiveSubscribers } from '../support/store-ops.ts';
+import { addSignup, allSubscriberRecords, listActiveSubscribers } from '../support/store-ops.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SECRET = 'import-test-secret-0123456789abcdef0123456789abcdef';
@@ -65,14 +65,7 @@ function runImport(env: Record<string, string>, file: string, killAfterChunk: bo
 }
 
 async function states(store: Store): Promise<Map<string, SubscriberStatus>> {
-  const all = new Map<string, SubscriberStatus>();
-  let after: string | null = null;
-  for (;;) {
-    const page = await store.listAllSubscribers(after, 1000);
-    if (page.length === 0) return all;
-    for (const row of page) all.set(row.email, row.status);
-    after = page[page.length - 1]!.id;
-  }
+  return new Map((await allSubscriberRecords(store)).map((row) => [row.email, row.status]));
 }
 
 for (const kind of kinds) {

@@ -16,6 +16,7 @@ import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createUnsubscribeToken, verifyUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
+import { postForm } from '../support/server.ts';
 import { addSignup } from '../support/store-ops.ts';
 
 const SECRET = 'unsubscribe-test-secret-0123456789abcdef0123';
@@ -65,12 +66,7 @@ async function subscriber(email: string) {
 }
 
 const oneClick = (token: string) =>
-  fetch(`${app.url}/unsubscribe?token=${encodeURIComponent(token)}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'List-Unsubscribe=One-Click',
-    redirect: 'manual',
-  });
+  postForm(`${app.url}/unsubscribe?token=${encodeURIComponent(token)}`, 'List-Unsubscribe=One-Click');
 const page = (token: string) => fetch(`${app.url}/unsubscribe?token=${encodeURIComponent(token)}`, { redirect: 'manual' });
 const isActive = async (id: string) => (await store.findSubscriber(id))?.active;
 
@@ -145,12 +141,7 @@ describe('POST /unsubscribe', () => {
 
   it('works from the page’s own button (an empty form post)', async () => {
     const reader = await subscriber('button@example.com');
-    const response = await fetch(`${app.url}/unsubscribe?token=${reader.token}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: '',
-      redirect: 'manual',
-    });
+    const response = await postForm(`${app.url}/unsubscribe?token=${reader.token}`, '');
     expect(response.status).toBe(200);
     expect(await isActive(reader.id)).toBe(false);
   });
@@ -162,12 +153,7 @@ describe('POST /unsubscribe', () => {
     expect(form?.[1]).toBe(`/subscription?token=${reader.token}`);
     expect(form?.[2]).toContain('<input type="hidden" name="action" value="resubscribe"/>');
     expect(html).not.toContain('changed.mind');
-    const again = await fetch(`${app.url}${form![1]!}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'action=resubscribe',
-      redirect: 'manual',
-    });
+    const again = await postForm(`${app.url}${form![1]!}`, 'action=resubscribe');
     expect(again.status).toBe(200);
     expect(again.headers.get('referrer-policy')).toBe('no-referrer');
     expect(await again.text()).toContain('We sent a link to c•••@example.com. Open it within 60 minutes to go on; until then nothing has changed.');

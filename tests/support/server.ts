@@ -72,3 +72,7 @@ export async function startTestServer(
     },
   };
 }
+
+/** Posts a form as a page without JavaScript does (URL-encoded), and keeps any redirect as the answer. */
+export const postForm = (url: string | URL, body: string) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' });

@@ -3,7 +3,7 @@
 import { storeFunctions } from '../../server/store/operations.ts';
 import { listSubscribers } from '../../server/store/subscribers.ts';
 import type { CallFunction } from '../../server/store/call-function.ts';
-import type { Delivery, Store, Subscriber } from '../../server/store/types.ts';
+import type { Delivery, Store, Subscriber, SubscriberRecord } from '../../server/store/types.ts';
 
 function functionsOf(store: Store): CallFunction {
   const call = storeFunctions(store);
@@ -52,4 +52,15 @@ export async function releaseConfirmation(store: Store, id: string, mailboxHash:
 /** Marks the welcome e-mail as due, once per address ever: true only for the first caller, and only while active. */
 export async function claimWelcome(store: Store, id: string): Promise<boolean> {
   return (await functionsOf(store)('claim_welcome', { p_id: id })) === true;
+}
+
+/** Every row on the list, whatever its state, read page by page as the CLI's export reads it. */
+export async function allSubscriberRecords(store: Pick<Store, 'listAllSubscribers'>): Promise<SubscriberRecord[]> {
+  const records: SubscriberRecord[] = [];
+  for (let after: string | null = null; ; ) {
+    const page = await store.listAllSubscribers(after, 1000);
+    if (page.length === 0) return records;
+    records.push(...page);
+    after = page.at(-1)!.id;
+  }
 }
