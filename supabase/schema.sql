@@ -2127,7 +2127,9 @@ begin
       p_origin ->> 'page', p_origin ->> 'ref', p_origin ->> 'utm_source', p_origin ->> 'utm_medium', p_origin ->> 'utm_campaign',
       v_referrer, v_referrer is not null
     )
-    on conflict (mailbox) do nothing
+    -- Any unique index, not only the mailbox: two transactions inserting the same address at once
+    -- can meet on the e-mail's own index first, which a targeted ON CONFLICT would raise as an error.
+    on conflict do nothing
     returning e.id::text, e.status into v_id, v_status;
     v_inserted := v_id is not null;
     if not v_inserted then
