@@ -226,9 +226,9 @@ async function closeUntried(ctx: BatchContext, batch: DigestBatch): Promise<stri
 
 /**
  * Settles a batch left pending by an earlier run: inside the provider's window it is repeated
- * exactly (stored key, recipients, content), so the provider answers from its cache whatever
- * went out; past it, or when it cannot be rebuilt, it becomes unknown. One never tried is closed
- * for a new plan, at any age. Returns why the run must stop, or null.
+ * exactly (stored key, content, and the recipients still on the list), so the provider answers
+ * from its cache whatever went out; past it, or when it cannot be rebuilt, it becomes unknown.
+ * One never tried is closed for a new plan, at any age. Returns why the run must stop, or null.
  */
 export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch): Promise<string | null> {
   const ageMs = ctx.now().getTime() - batch.createdAt.getTime();
@@ -246,9 +246,26 @@ export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch):
     await markUnknown(ctx, batch, `it cannot be repeated exactly: ${rebuilt.problem}`);
     return null;
   }
-  ctx.warn?.(`Repeating batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}), left pending by an earlier run, with its stored idempotency key`);
-  const whole = () => (rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages;
-  return sendAndRecord(ctx, batch, rebuilt.messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? whole : undefined);
+  // Whoever left since it was written (unsubscribed, bounced, complained) is left out of the repeat:
+  // the first request may never have reached the provider, and then the repeat is what would mail
+  // them. When it did reach it, the shorter body under the same key is refused as another body, and
+  // the batch becomes unknown for a person to settle. The batch keeps them as its record.
+  const stillActive = new Set(recipients.filter((r) => r.active).map((r) => r.id));
+  const staying = batch.subscriberIds.map((id) => stillActive.has(id));
+  const left = staying.filter((stays) => !stays).length;
+  ctx.tally.skippedUnsubscribed += left;
+  if (left === batch.subscriberIds.length) {
+    ctx.warn?.(`Batch ${batch.id}, left pending by an earlier run, is not repeated: every one of its recipients has left since`);
+    const unrecorded = await settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'sent', accepted: [], failure: { reason: 'every recipient left before it was repeated' }, at: ctx.now() }));
+    return unrecorded;
+  }
+  const repeating = { ...batch, subscriberIds: batch.subscriberIds.filter((_, i) => staying[i]) };
+  const staysIn = <T>(messages: T[]) => messages.filter((_, i) => staying[i]);
+  ctx.warn?.(
+    `Repeating batch ${batch.id} (${plural(repeating.subscriberIds.length, 'recipient')}${left > 0 ? `, leaving out ${plural(left, 'recipient')} who left since` : ''}), left pending by an earlier run, with its stored idempotency key`,
+  );
+  const whole = () => staysIn((rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages);
+  return sendAndRecord(ctx, repeating, staysIn(rebuilt.messages), batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? whole : undefined);
 }
 
 /** Every open batch of the recap, oldest first: pending ones settled, unknown ones reported. */

@@ -3,8 +3,8 @@
 // 25 hours later (the provider has forgotten the key) it sends nothing and reports the batch
 // unknown, with the commands that settle it, and `--settle BATCH send|skip` does what it says. When
 // the recap text, MAIL_FROM or SITE_URL changed in between, the stored batch is repeated word for
-// word; when it cannot be rebuilt, or the provider refuses the repeat (409), it is unknown, never
-// a failure, and nobody gets the recap twice.
+// word, less those who left since; when it cannot be rebuilt, or the provider refuses the repeat
+// (409), it is unknown, never a failure, and nobody gets the recap twice.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
@@ -232,5 +232,41 @@ describe.skipIf(!postgresUrl)('batches that can no longer be repeated safely', (
     expect(refused.unknown[0]!.reason).toContain('invalid_idempotent_request');
     expect([...messageCounts(other).values()].every((n) => n === 1)).toBe(true);
     expect(messageCounts(other).size).toBe((await activeEmails()).length);
+  }, 120_000);
+
+  it('repeats a pending batch without a reader who complained since: the rest get it once, the complainer nothing', async () => {
+    const recap = '2025-06-09';
+    await killWhileFirstRequestHangs(recap);
+    expect(fake.forRecap(recap)).toHaveLength(0);
+    const [pending] = await store.openDigestBatches(recap);
+    const complainer = pending!.subscriberIds[3]!;
+    await store.removeSubscriber(complainer, 'complained');
+    const complainerEmail = (await store.findSubscriber(complainer))!.email;
+
+    const report = await rerun(recap);
+    expect(report).toMatchObject({ outcome: 'sent', failed: [], unknown: [], skippedUnsubscribed: 1 });
+    const counts = messageCounts(recap);
+    expect(counts.get(complainerEmail)).toBeUndefined();
+    expect(counts.size).toBe((await activeEmails()).length);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(await ledgerCount(recap)).toBe(counts.size);
+    expect(await store.openDigestBatches(recap)).toEqual([]);
+  }, 120_000);
+
+  it('a pending batch the provider took, with a reader gone since: the shorter repeat is refused and the batch is unknown, nobody twice', async () => {
+    const recap = '2025-06-01';
+    await killAtAcceptedBatch(recap, 1);
+    const [pending] = await store.openDigestBatches(recap);
+    await store.removeSubscriber(pending!.subscriberIds[0]!, 'unsubscribed');
+    const conflictsBefore = fake.requests.filter((r) => r.kind === 'idempotency-conflict').length;
+
+    const report = await rerun(recap);
+    expect(fake.requests.filter((r) => r.kind === 'idempotency-conflict').length).toBeGreaterThan(conflictsBefore);
+    expect(report).toMatchObject({ outcome: 'unknown', failed: [] });
+    expect(report.unknown.map((b) => b.id)).toEqual([pending!.id]);
+    // The batch's readers each have the one copy the killed run's request delivered.
+    const counts = messageCounts(recap);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(counts.size).toBe((await activeEmails()).length + 1);
   }, 120_000);
 });

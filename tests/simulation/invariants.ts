@@ -42,6 +42,9 @@ function quietStretch(run: ScenarioRun, week: WeekModel): boolean {
   return run.model.uptime.some((life) => Math.min(life.to, deadline) - Math.max(life.from, clearFrom) >= 2 * HOUR_MS);
 }
 
+/** Each subscriber row's address by its id. */
+type EmailsById = ReadonlyMap<string, string>;
+
 /** A week whose ledger a restore may have rolled back (a batch of it accepted between backup and restore). */
 function restoredOver(run: ScenarioRun, recap: string): boolean {
   return run.provider.accepted.some((m) => m.recap === recap && run.model.restores.some((r) => m.at.getTime() >= r.from && m.at.getTime() <= r.to));
@@ -54,8 +57,7 @@ function restoredOver(run: ScenarioRun, recap: string): boolean {
  * refused the sender until its key's day was over. Each week at most once wins over each week to
  * everyone then, and the operator is told, so the check is that they were.
  */
-async function unknownForGoodReason(db: SimDatabase, run: ScenarioRun, notices: readonly OperatorNotice[], violations: Violation[]): Promise<Set<string>> {
-  const emails = new Map((await db.sql.query<{ id: string; email: string }>('select id::text as id, email from public.email_signups')).rows.map((r) => [r.id, r.email]));
+async function unknownForGoodReason(db: SimDatabase, run: ScenarioRun, emails: EmailsById, notices: readonly OperatorNotice[], violations: Violation[]): Promise<Set<string>> {
   const batches = await db.sql.query<{ id: string; key: string; ids: string[]; recap: string }>(
     `select id::text as id, idempotency_key as key, subscriber_ids as ids, recap_date::text as recap from public.digest_batches where state = 'unknown'`,
   );
@@ -113,9 +115,13 @@ function digestChecks(run: ScenarioRun, excused: ReadonlySet<string>, violations
   }
 }
 
-async function ledgerChecks(db: SimDatabase, run: ScenarioRun, violations: Violation[]): Promise<void> {
-  const emails = new Map((await db.sql.query<{ id: string; email: string }>('select id::text as id, email from public.email_signups')).rows.map((r) => [r.id, r.email]));
-  const batches = await db.sql.query<{ id: string; key: string; ids: string[] }>(`select id::text as id, idempotency_key as key, subscriber_ids as ids from public.digest_batches where state = 'sent'`);
+async function ledgerChecks(db: SimDatabase, run: ScenarioRun, emails: EmailsById, violations: Violation[]): Promise<void> {
+  // A sent batch's recipients the ledger says got the week; the batch itself keeps as its record
+  // those who left before it was repeated, and they got nothing.
+  const batches = await db.sql.query<{ id: string; key: string; ids: string[] }>(
+    `select b.id::text as id, b.idempotency_key as key, array(select d.subscriber_id from public.digest_deliveries d where d.recap_date = b.recap_date and d.subscriber_id = any (b.subscriber_ids)) as ids
+     from public.digest_batches b where b.state = 'sent'`,
+  );
   for (const batch of batches.rows) {
     const accepted = new Set(run.provider.acceptedUnder(batch.key).map((m) => m.to));
     const missing = batch.ids.filter((id) => !accepted.has(emails.get(id) ?? `#${id}`));
@@ -240,8 +246,9 @@ function holdsOfMail(run: ScenarioRun): { from: number; to: number; mailQueued: 
 export async function checkInvariants(db: SimDatabase, run: ScenarioRun): Promise<Violation[]> {
   const violations: Violation[] = [];
   const notices = await operatorNotices(db, run);
-  digestChecks(run, await unknownForGoodReason(db, run, notices, violations), violations);
-  await ledgerChecks(db, run, violations);
+  const emails: EmailsById = new Map((await db.sql.query<{ id: string; email: string }>('select id::text as id, email from public.email_signups')).rows.map((r) => [r.id, r.email]));
+  digestChecks(run, await unknownForGoodReason(db, run, emails, notices, violations), violations);
+  await ledgerChecks(db, run, emails, violations);
   noticeChecks(run, notices, violations);
   return violations;
 }

@@ -65,4 +65,11 @@ export const KNOWN_HOLES: { name: string; plan: Plan }[] = [
       kills: [{ life: 'r0.1', atCall: 26, when: 'after', restartAfterMinutes: 27 * 60 }],
     }),
   },
+  {
+    // Monday's batch answered 500 (it may or may not have gone out), and so did the resume a minute
+    // later; a reader in it complains two minutes after the tick. The next resume repeated the
+    // batch exactly under its key, and so mailed the reader who had complained.
+    name: 'a pending batch repeated after a reader in it complained leaves that reader out',
+    plan: quietPlan([{}, {}], { digestFaults: ['server-error', 'server-error'], departures: [{ week: 0, afterTickMinutes: 2, reason: 'complained' }] }),
+  },
 ];

@@ -3,6 +3,7 @@
 // changes, the provider's faults, a restore). The finer choices made while it runs (where a replica
 // dies, which call fails) come from the plan's own seed, so the plan alone replays the scenario.
 import fc from 'fast-check';
+import type { CallFault } from './provider.ts';
 
 export const CRONS = ['0 9 * * 1', '30 7 * * 1', '0 14 * * 1', '45 10 * * 1', '0 9 * * 2'] as const;
 export const TIME_ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Europe/London', 'Asia/Tokyo'] as const;
@@ -39,6 +40,10 @@ export interface Plan {
   weeks: WeekPlan[];
   /** Deaths chosen by hand (a replica's life, as `r0.2`), in place of the seed's draw for that life. */
   kills?: ForcedKill[];
+  /** The answers to the first digest batch calls, in order, in place of the seed's draw for them. */
+  digestFaults?: CallFault[];
+  /** Readers leaving at a chosen moment: a random active one, `afterTickMinutes` after week `week`'s tick. */
+  departures?: { week: number; afterTickMinutes: number; reason: 'unsubscribed' | 'bounced' | 'complained' }[];
 }
 
 export interface ForcedKill {

@@ -92,6 +92,7 @@ class ScenarioRunner {
   private readonly slots: Slot[];
   private readonly recaps;
   private faultPercent = 0;
+  private readonly forcedDigestFaults: CallFault[];
   private readonly keys;
   private readonly start: Date;
   private backupModel: Map<string, Reader> | null = null;
@@ -104,7 +105,8 @@ class ScenarioRunner {
     this.clock = createManualClock(new Date(this.start.getTime() - MINUTE_MS));
     this.trace = new Trace(() => this.clock.now());
     this.dice = new Dice(plan.seed);
-    this.provider = new SimulatedProvider(this.clock, () => this.fault());
+    this.provider = new SimulatedProvider(this.clock, (key) => this.fault(key));
+    this.forcedDigestFaults = [...(plan.digestFaults ?? [])];
     this.recaps = simulatedRecaps(new Date(this.start.getTime() + 2 * DAY_MS), plan.weeks.length);
     this.config = { cron: plan.cron, timezone: plan.timezone, operatorEmail: 'operator@launched.test', ...SIM_SETTINGS };
     this.slots = Array.from({ length: plan.replicas }, (_, index) => ({ index, lives: 0, replica: null, killable: null, since: 0, heldDownUntil: 0 }));
@@ -112,7 +114,8 @@ class ScenarioRunner {
     this.model = { end: this.start.getTime() + plan.weeks.length * 7 * DAY_MS, weeks: [], readers: new Map(), uptime: [], starts: [], refusals: [], restores: [], attemptsCutShort: new Set() };
   }
 
-  private fault(): CallFault {
+  private fault(key: string): CallFault {
+    if (key.startsWith('digest-') && this.forcedDigestFaults.length > 0) return this.forcedDigestFaults.shift()!;
     if (!this.dice.chance(this.faultPercent)) return 'ok';
     return this.dice.pick<CallFault>(['timeout', 'rate-limited', 'server-error', 'concurrent-409']);
   }
@@ -260,6 +263,9 @@ class ScenarioRunner {
       this.model.weeks.push({ recap, tick, freshEnd: Date.parse(`${recap}T00:00:00Z`) + SIM_SETTINGS.freshnessDays * DAY_MS });
       this.trace.add('ops', `WEEK ${recap}: tick ${new Date(tick).toISOString()}`);
       this.scheduleWeekEvents(week, tick, saturday);
+      for (const departure of this.plan.departures ?? []) {
+        if (departure.week === index) this.at(tick + departure.afterTickMinutes * MINUTE_MS, () => this.leave(departure.reason));
+      }
     });
   }
 
