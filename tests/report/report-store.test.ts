@@ -2,52 +2,15 @@
 // clicks and engagement events counted (server/store/engagement.ts), and one snapshot whose
 // figures match what happened to the list and the ledger.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPGliteStore } from '../../server/store/pglite.ts';
-import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
-import { openSupabaseStore } from '../../server/store/supabase.ts';
+import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
-import { startFakePostgrest } from '../support/fake-postgrest.ts';
-import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
+import { postgresUrl } from '../support/postgres.ts';
+import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
 import { addSignup, recordDeliveries } from '../support/store-ops.ts';
 
-interface Opened {
-  store: Store;
-  cleanup(): Promise<void>;
-}
-
-const backends: { name: string; available: boolean; open(): Promise<Opened> }[] = [
-  {
-    name: 'pglite',
-    available: true,
-    async open() {
-      const store = await openPGliteStore(null);
-      return { store, cleanup: () => store.close() };
-    },
-  },
-  {
-    name: 'postgres',
-    available: postgresUrl !== null,
-    async open() {
-      const db = await createTestDatabase();
-      const store = await openPostgresStore(db.url);
-      return { store, cleanup: async () => (await store.close(), await db.drop()) };
-    },
-  },
-  {
-    name: 'supabase',
-    available: postgresUrl !== null,
-    async open() {
-      const db = await createTestDatabase({ from: 'supabase' });
-      const fake = await startFakePostgrest(db.url);
-      const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
-      return { store, cleanup: async () => (await store.close(), await fake.close(), await db.drop()) };
-    },
-  },
-];
-
-for (const backend of backends) {
+for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`report figures on ${backend.name}`, () => {
-    let opened: Opened;
+    let opened: OpenedBackend;
     let store: Store;
     beforeAll(async () => {
       opened = await backend.open();
@@ -133,18 +96,17 @@ for (const backend of backends) {
   });
 }
 
+const postgresBackend = storeBackends.find((b) => b.name === 'postgres')!;
+
 describe.skipIf(postgresUrl === null)('weekly history', () => {
   /** A store on a fresh PostgreSQL database, and one direct connection to move its history in time. */
-  async function withPostgresStore(test: (opened: { store: Store; sql: ReturnType<typeof createPgClient> }) => Promise<void>) {
-    const db = await createTestDatabase();
-    const store = await openPostgresStore(db.url);
-    const sql = createPgClient(db.url, { max: 1 });
+  async function withPostgresStore(test: (opened: { store: Store; sql: SqlClient }) => Promise<void>) {
+    const opened = await postgresBackend.open();
     try {
-      await test({ store, sql });
+      // The PostgreSQL backend always opens its direct connection.
+      await test({ store: opened.store, sql: opened.sql! });
     } finally {
-      await sql.close();
-      await store.close();
-      await db.drop();
+      await opened.cleanup();
     }
   }
 

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockReading } from '../support/clocks.ts';
+import { capturingLogger } from '../support/digest-scheduler-harness.ts';
 import { recaps } from '../../content/index.ts';
 import { startDigestScheduler } from '../../jobs/digest/scheduler.ts';
 import { gatherReport } from '../../jobs/report/gather.ts';
-import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
@@ -109,11 +109,7 @@ for (const backend of backends) {
       expect(before.outbox).toMatchObject({ sent: 1, queued: 0, retrying: 0 });
 
       const lines: string[] = [];
-      const logger = createLogger({ level: 'info', pretty: false });
-      const capture = (fields: unknown, msg?: string) => void lines.push(typeof fields === 'string' ? fields : (msg ?? ''));
-      logger.info = capture as typeof logger.info;
-      logger.warn = capture as typeof logger.warn;
-      logger.error = capture as typeof logger.error;
+      const logger = capturingLogger(lines);
       const scheduler = startDigestScheduler({
         cron: '0 9 * * 1',
         timezone: 'UTC',
