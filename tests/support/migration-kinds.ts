@@ -3,24 +3,10 @@
 // older schema had them, then apply the rest, as an installation upgrading would.
 import { PGlite } from '@electric-sql/pglite';
 import { createPgClient } from '../../server/store/postgres.ts';
-import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
+import type { SqlClient } from '../../server/store/sql-client.ts';
 import { createTestDatabase, postgresUrl } from './postgres.ts';
+import { pgliteClient } from './sql-backends.ts';
 import { createSupabaseRoles } from './supabase-roles.ts';
-
-/** A raw PGlite as a SqlClient, to set up tables the way the old site had them. */
-export function pgliteClient(db: PGlite): SqlClient {
-  const executor = (target: Pick<PGlite, 'query' | 'exec'>): SqlExecutor => ({
-    async query<Row>(sql: string, params: unknown[] = []) {
-      const result = await target.query<Row>(sql, params);
-      return { rows: result.rows, affectedRows: result.affectedRows ?? 0 };
-    },
-    async exec(sql: string) {
-      await target.exec(sql);
-    },
-  });
-  const self = executor(db);
-  return { ...self, transaction: (work) => db.transaction((tx) => work(executor(tx))), close: () => db.close() };
-}
 
 export interface MigrationKind {
   name: 'PGlite' | 'PostgreSQL';

@@ -9,7 +9,7 @@ import { createPgClient, openPostgresStore } from '../../server/store/postgres.t
 import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
 import { sqlStore } from '../../server/store/sql-store.ts';
 import type { Store } from '../../server/store/types.ts';
-import { createTestDatabase, postgresUrl } from './postgres.ts';
+import { createTestDatabase, postgresUrl, type TestDatabase } from './postgres.ts';
 
 /** A raw in-memory PGlite as a SqlClient. */
 export function pgliteClient(db: PGlite = new PGlite()): SqlClient {
@@ -42,6 +42,21 @@ export interface OpenedSqlBackend {
   cleanup(): Promise<void>;
 }
 
+/** A store on a test database with a direct connection beside it; cleanup closes both, then `extra`, and drops the database. */
+export async function withDirectSql(db: TestDatabase, store: Store, extra: () => Promise<void> = async () => {}): Promise<OpenedSqlBackend> {
+  const sql = createPgClient(db.url, { max: 2 });
+  return {
+    store,
+    sql,
+    async cleanup() {
+      await store.close();
+      await extra();
+      await sql.close();
+      await db.drop();
+    },
+  };
+}
+
 export const sqlBackends = [
   {
     name: 'PGlite',
@@ -57,17 +72,7 @@ export const sqlBackends = [
     available: postgresUrl !== null,
     async open(): Promise<OpenedSqlBackend> {
       const db = await createTestDatabase();
-      const store = await openPostgresStore(db.url, { max: 4 });
-      const sql = createPgClient(db.url, { max: 2 });
-      return {
-        store,
-        sql,
-        async cleanup() {
-          await store.close();
-          await sql.close();
-          await db.drop();
-        },
-      };
+      return withDirectSql(db, await openPostgresStore(db.url, { max: 4 }));
     },
   },
 ];

@@ -7,8 +7,8 @@ import { sqlStore } from '../../server/store/sql-store.ts';
 import { openSupabaseStore } from '../../server/store/supabase.ts';
 import type { Store } from '../../server/store/types.ts';
 import { startFakePostgrest } from './fake-postgrest.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase } from './postgres.ts';
-import { migratedPGliteClient } from './sql-backends.ts';
+import { createTestDatabase, postgresUrl } from './postgres.ts';
+import { migratedPGliteClient, withDirectSql } from './sql-backends.ts';
 
 export interface OpenedBackend {
   store: Store;
@@ -20,20 +20,6 @@ export interface StoreBackend {
   name: 'pglite' | 'postgres' | 'supabase';
   available: boolean;
   open(): Promise<OpenedBackend>;
-}
-
-async function withSql(db: TestDatabase, store: Store, extra: () => Promise<void> = async () => {}): Promise<OpenedBackend> {
-  const sql = createPgClient(db.url, { max: 2 });
-  return {
-    store,
-    sql,
-    async cleanup() {
-      await store.close();
-      await extra();
-      await sql.close();
-      await db.drop();
-    },
-  };
 }
 
 export const storeBackends: StoreBackend[] = [
@@ -53,7 +39,7 @@ export const storeBackends: StoreBackend[] = [
     available: postgresUrl !== null,
     async open() {
       const db = await createTestDatabase();
-      return withSql(db, await openPostgresStore(db.url, { max: 4 }));
+      return withDirectSql(db, await openPostgresStore(db.url, { max: 4 }));
     },
   },
   {
@@ -63,7 +49,7 @@ export const storeBackends: StoreBackend[] = [
       const db = await createTestDatabase({ from: 'supabase' });
       const fake = await startFakePostgrest(db.url);
       const store = await openSupabaseStore({ url: fake.url, anonKey: fake.anonKey, serviceRoleKey: fake.serviceRoleKey });
-      return withSql(db, store, () => fake.close());
+      return withDirectSql(db, store, () => fake.close());
     },
   },
 ];
