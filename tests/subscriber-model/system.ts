@@ -2,8 +2,7 @@
 // store, once in each signup mode, with welcome e-mails on and the Resend webhook configured, and
 // a direct SQL connection to the same database for what the checks read. Lives share it and keep
 // apart by their own mailboxes, so one database serves thousands of them.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Webhook } from 'svix';
+import { randomUUID } from 'node:crypto';
 import { canonicalAddress, mailboxKey } from '../../server/subscribers/mailbox-key.ts';
 import { importSubscriberRows } from '../../server/subscribers/import-in-chunks.ts';
 import { storedMailboxKey, subscriberKeys, type SubscriberKeys } from '../../server/subscribers/subscriber-keys.ts';
@@ -13,7 +12,7 @@ import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
-import { newWebhookSecret } from '../support/resend-webhook.ts';
+import { newWebhookSecret, postBounce, postComplaint } from '../support/resend-webhook.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 
 export type Mode = 'single' | 'double';
@@ -198,22 +197,8 @@ export async function pressLink(system: LifeSystem, mode: Mode, link: MailedLink
 
 /** Posts a signed Resend event (a hard bounce or a complaint) for a message to `to`. */
 export async function postProviderEvent(system: LifeSystem, type: 'email.bounced' | 'email.complained', to: string): Promise<number> {
-  const at = new Date();
-  const data = { created_at: at.toISOString(), email_id: randomUUID(), from: 'Launched Weekly <digest@localhost>', to: [to], subject: 'Launched Weekly' };
-  const body = JSON.stringify({ type, created_at: at.toISOString(), data: type === 'email.bounced' ? { ...data, bounce: { type: 'Permanent' } } : data });
-  const id = `msg_${randomBytes(8).toString('hex')}`;
-  const response = await fetch(`${system.servers.single.url}/webhooks/resend`, {
-    method: 'POST',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'svix-id': id,
-      'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'svix-signature': new Webhook(system.webhookSecret).sign(id, at, body),
-    },
-  });
-  await response.arrayBuffer();
-  return response.status;
+  const post = type === 'email.bounced' ? postBounce : postComplaint;
+  return (await post(system.servers.single, system.webhookSecret, to)).status;
 }
 
 export async function importActive(system: LifeSystem, email: string): Promise<void> {
