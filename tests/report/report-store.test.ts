@@ -1,22 +1,17 @@
 // The report's part of the store contract, on all three backends: webhook events stored once,
 // clicks and engagement events counted (server/store/engagement.ts), and one snapshot whose
 // figures match what happened to the list and the ledger.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { postgresUrl } from '../support/postgres.ts';
-import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
+import { openAroundTests, storeBackends } from '../support/store-backends.ts';
 import { addSignup, recordDeliveries } from '../support/store-ops.ts';
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`report figures on ${backend.name}`, () => {
-    let opened: OpenedBackend;
     let store: Store;
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-    });
-    afterAll(() => opened?.cleanup());
+    openAroundTests(backend, (opened) => (store = opened.store));
 
     it('counts states, signups, sources and each recap’s bounces and complaints', async () => {
       const addresses = ['a@r.test', 'b@r.test', 'c@r.test', 'd@r.test', 'e@r.test'];

@@ -3,23 +3,16 @@
 // versions, only on a pending row), and the owner's "Subscribe again" in double mode always queues
 // a confirmation for an address that confirmed before, and for one that never did only past the
 // 24-hour throttles, changing nothing when throttled.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SignupRequest, Store } from '../../server/store/types.ts';
-import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
+import { openAroundTests, storeBackends } from '../support/store-backends.ts';
 
 const double = (email: string, mailbox: string): SignupRequest => ({ email, source: '/', mode: 'double', networkHash: 'net', addressHashes: [mailbox] });
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`Owner links on ${backend.name}`, () => {
-    let opened: OpenedBackend;
     let store: Store;
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-    });
-    afterAll(async () => {
-      await opened?.cleanup();
-    });
+    openAroundTests(backend, (opened) => (store = opened.store));
 
     /** The confirmations queued since the last call, as the outbox worker claims them. */
     const claimedConfirmations = async () => (await store.claimMail(100, 60)).filter((message) => message.kind === 'confirm');

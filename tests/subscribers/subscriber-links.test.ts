@@ -2,11 +2,11 @@
 // the link version and an expiry one hour ahead, and is refused when altered, forged, expired or
 // made for another purpose; the store lets each link act once, and not after the address changed
 // state or was deleted. The store part on all three backends, with the import's function.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFreshLinkToken, FRESH_LINK_MINUTES, maskEmail, newFreshLink, verifyFreshLinkToken, type FreshLink, type LinkPurpose } from '../../server/subscribers/link-tokens.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createConfirmToken, createUnsubscribeToken, verifyConfirmToken, verifyUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
-import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
+import { openAroundTests, storeBackends } from '../support/store-backends.ts';
 import { addSignup } from '../support/store-ops.ts';
 
 const SECRET = 'fresh-link-secret-0123456789abcdef0123456789';
@@ -65,13 +65,8 @@ describe('fresh-link tokens', () => {
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`fresh links in the store on ${backend.name}`, () => {
-    let opened: OpenedBackend;
     let store: Store;
-    beforeEach(async () => {
-      opened = await backend.open();
-      store = opened.store;
-    });
-    afterEach(() => opened.cleanup());
+    openAroundTests(backend, (opened) => (store = opened.store), { eachTest: true });
 
     const linkFor = async (email: string, nonce: string) => {
       const { id } = (await store.findSubscriberByEmail(email))!;
@@ -116,13 +111,8 @@ for (const backend of storeBackends) {
 
 for (const backend of storeBackends) {
   describe.skipIf(!backend.available)(`the import function on ${backend.name}`, () => {
-    let opened: OpenedBackend;
     let store: Store;
-    beforeEach(async () => {
-      opened = await backend.open();
-      store = opened.store;
-    });
-    afterEach(() => opened.cleanup());
+    openAroundTests(backend, (opened) => (store = opened.store), { eachTest: true });
 
     it('brings each row to its final state, never reactivates anyone, applies a stricter leaving, and counts each outcome', async () => {
       await addSignup(store, 'active@example.org', '/');

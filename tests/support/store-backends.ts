@@ -1,6 +1,7 @@
 // The three store backends, each on a fresh database, for tests of rules every backend must keep
 // alike. `sql` is a direct connection to the same database (on PGlite, the store's own), for tests
 // that need to see or shape rows the way another writer would.
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import { sqlStore } from '../../server/store/sql-store.ts';
@@ -20,6 +21,22 @@ export interface StoreBackend {
   name: 'pglite' | 'postgres' | 'supabase';
   available: boolean;
   open(): Promise<OpenedBackend>;
+}
+
+/**
+ * Opens `backend` before the calling describe's tests (or before each, for a fresh database per
+ * test), hands it to `use`, and cleans it up after them.
+ */
+export function openAroundTests(backend: StoreBackend, use: (opened: OpenedBackend) => void, { eachTest = false } = {}): void {
+  let opened: OpenedBackend | null = null;
+  (eachTest ? beforeEach : beforeAll)(async () => {
+    opened = await backend.open();
+    use(opened);
+  });
+  (eachTest ? afterEach : afterAll)(async () => {
+    await opened?.cleanup();
+    opened = null;
+  });
 }
 
 export const storeBackends: StoreBackend[] = [
