@@ -31,6 +31,13 @@ const messages = (count: number) => Array.from({ length: count }, (_, i) => mess
 const batchCalls = () => fake.requests.filter((r) => r.path === '/emails/batch');
 
 describe('ResendMailer with the real SDK', () => {
+  batchingAndIdempotency();
+  retriesAndTimeouts();
+  refusalsAndPacing();
+});
+
+/** How messages are split into calls, what each carries, and what a repeated key does. */
+function batchingAndIdempotency() {
   it('splits 250 messages into 3 calls of at most 100, each with its own idempotency key, and sends each once', async () => {
     const outcome = await mailerFor().sendBatch(messages(250), { idempotencyKey: 'digest-k1' });
     expect(batchCalls().map((r) => r.idempotencyKey)).toEqual(['digest-k1/1', 'digest-k1/2', 'digest-k1/3']);
@@ -70,7 +77,10 @@ describe('ResendMailer with the real SDK', () => {
     expect(batchCalls()).toHaveLength(2);
     expect(fake.deliveredTo('reader99@example.com')).toHaveLength(0);
   });
+}
 
+/** A provider that is busy, down or hangs: the mailer waits, retries under the same key, or gives up. */
+function retriesAndTimeouts() {
   it('waits as long as retry-after says on 429, then sends', async () => {
     fake.rateLimitStorm = 2;
     fake.stormRetryAfterSeconds = 1;
@@ -126,7 +136,10 @@ describe('ResendMailer with the real SDK', () => {
     expect(outcome.results.every((r) => r.status === 'accepted')).toBe(true);
     expect(fake.messages).toHaveLength(2);
   });
+}
 
+/** Refusals that no retry can fix, the pace the provider asks for, and the single-message call. */
+function refusalsAndPacing() {
   it('records a refused address (validation_error) as a permanent failure and sends the rest of the batch', async () => {
     fake.refusedAddresses.add('reader2@example.com');
     const outcome = await mailerFor().sendBatch(messages(3), { idempotencyKey: 'digest-422' });
@@ -173,4 +186,4 @@ describe('ResendMailer with the real SDK', () => {
     expect(outcome).toEqual({ status: 'accepted', providerId: fake.deliveredTo('operator@example.com')[0]!.id });
     expect(fake.requests.map((r) => r.path)).toEqual(['/emails']);
   });
-});
+}

@@ -76,103 +76,138 @@ type Outcome =
   | { kind: 'answered'; index: number; status: number; complete: boolean; after: boolean; email?: string }
   | { kind: 'no-answer'; index: number; after: boolean; reason: string };
 
+/** The server process under test, with everything it has printed so far. */
+interface RunningServer {
+  dataDir: string;
+  child: ChildProcess;
+  output: string;
+  port: number;
+}
+
+/** Starts `bin/server.ts` on a free port over a new data directory, collecting what it prints. */
+async function spawnServer(): Promise<RunningServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-shutdown-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      DATA_DIR: dataDir,
+      DIGEST_CRON: 'off',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      RATE_LIMIT_PER_MINUTE: '100000',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const server: RunningServer = { dataDir, child, output: '', port };
+  child.stdout!.on('data', (chunk: Buffer) => (server.output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (server.output += chunk.toString()));
+  return server;
+}
+
+/** What happened around the signal: every request's outcome, the new connections tried after it, and the exit. */
+interface LoadRun {
+  outcomes: Outcome[];
+  signalledAt: number;
+  afterSignal: string[];
+  exit: { code: number | null; at: number };
+  /** What `idleKeepAlive` gave back, awaited by the test after its exit checks. */
+  idleClosed: Awaited<ReturnType<typeof idleKeepAlive>>;
+}
+
+/**
+ * Sends page reads and signups from many workers at once, sends SIGTERM once enough have been
+ * answered, tries new connections after it, and waits for the load to end and the process to exit.
+ */
+async function loadThenSigterm(server: RunningServer): Promise<LoadRun> {
+  const { child, port } = server;
+  const base = `http://127.0.0.1:${port}`;
+  const pages = ['/', '/archive', '/about', ...recaps.map((recap) => recap.path)];
+  const outcomes: Outcome[] = [];
+  let answered = 0;
+  let signalledAt = 0;
+  let next = 0;
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
+
+  const signalled = new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      // Past the last request the signal still goes, so a failed load cannot hang the test.
+      if (answered >= SIGNAL_AFTER_RESPONSES || next >= TOTAL_REQUESTS) {
+        clearInterval(check);
+        signalledAt = Date.now();
+        child.kill('SIGTERM');
+        resolve();
+      }
+    }, 5);
+  });
+
+  async function one(index: number): Promise<Outcome> {
+    const signup = index % 3 === 2;
+    const email = signup ? `load-${index}@example.com` : undefined;
+    const after = () => signalledAt > 0;
+    let response: Response;
+    try {
+      response = signup
+        ? await fetch(`${base}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
+        : await fetch(`${base}${pages[index % pages.length]}`);
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      return { kind: 'no-answer', index, after: after(), reason: cause?.code ?? cause?.message ?? String(error) };
+    }
+    let complete: boolean;
+    try {
+      const body = await response.text();
+      complete = signup ? JSON.parse(body).status === 'subscribed' : body.trimEnd().endsWith('</html>') && body.includes('id="email-signup"');
+    } catch {
+      complete = false;
+    }
+    answered += 1;
+    return { kind: 'answered', index, status: response.status, complete, after: after(), email };
+  }
+
+  async function worker() {
+    while (next < TOTAL_REQUESTS) {
+      const index = next++;
+      outcomes.push(await one(index));
+    }
+  }
+
+  const idleClosed = await idleKeepAlive(port);
+  const load = Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await signalled;
+  await waitForOutput(child, () => server.output, /SIGTERM received/, 5_000);
+  const afterSignal: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    afterSignal.push(await newConnection(port));
+    await delay(50);
+  }
+  await load;
+  const exit = await exited;
+  return { outcomes, signalledAt, afterSignal, exit, idleClosed };
+}
+
 describe('SIGTERM under load', () => {
-  let dataDir: string;
-  let child: ChildProcess;
-  let output = '';
-  let port: number;
+  let server: RunningServer;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'launched-weekly-shutdown-'));
-    port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: 'test',
-        DATA_DIR: dataDir,
-        DIGEST_CRON: 'off',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        RATE_LIMIT_PER_MINUTE: '100000',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server = await spawnServer();
     // Generous: tsx and the embedded database start slowly on a busy two-core machine.
-    await waitForOutput(child, () => output, /Launched Weekly on http:/, 90_000);
+    await waitForOutput(server.child, () => server.output, /Launched Weekly on http:/, 90_000);
   });
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!server) return;
+    const { child, dataDir } = server;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   });
 
   it('finishes what it answers, refuses new connections, exits 0 and keeps every accepted signup', async () => {
-    const base = `http://127.0.0.1:${port}`;
-    const pages = ['/', '/archive', '/about', ...recaps.map((recap) => recap.path)];
-    const outcomes: Outcome[] = [];
-    let answered = 0;
-    let signalledAt = 0;
-    let next = 0;
-    const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
-
-    const signalled = new Promise<void>((resolve) => {
-      const check = setInterval(() => {
-        // Past the last request the signal still goes, so a failed load cannot hang the test.
-        if (answered >= SIGNAL_AFTER_RESPONSES || next >= TOTAL_REQUESTS) {
-          clearInterval(check);
-          signalledAt = Date.now();
-          child.kill('SIGTERM');
-          resolve();
-        }
-      }, 5);
-    });
-
-    async function one(index: number): Promise<Outcome> {
-      const signup = index % 3 === 2;
-      const email = signup ? `load-${index}@example.com` : undefined;
-      const after = () => signalledAt > 0;
-      let response: Response;
-      try {
-        response = signup
-          ? await fetch(`${base}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) })
-          : await fetch(`${base}${pages[index % pages.length]}`);
-      } catch (error) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        return { kind: 'no-answer', index, after: after(), reason: cause?.code ?? cause?.message ?? String(error) };
-      }
-      let complete: boolean;
-      try {
-        const body = await response.text();
-        complete = signup ? JSON.parse(body).status === 'subscribed' : body.trimEnd().endsWith('</html>') && body.includes('id="email-signup"');
-      } catch {
-        complete = false;
-      }
-      answered += 1;
-      return { kind: 'answered', index, status: response.status, complete, after: after(), email };
-    }
-
-    async function worker() {
-      while (next < TOTAL_REQUESTS) {
-        const index = next++;
-        outcomes.push(await one(index));
-      }
-    }
-
-    const idleClosed = await idleKeepAlive(port);
-    const load = Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    await signalled;
-    await waitForOutput(child, () => output, /SIGTERM received/, 5_000);
-    const afterSignal: string[] = [];
-    for (let attempt = 0; attempt < 3; attempt++) {
-      afterSignal.push(await newConnection(port));
-      await delay(50);
-    }
-    await load;
-    const exit = await exited;
+    const { outcomes, signalledAt, afterSignal, exit, idleClosed } = await loadThenSigterm(server);
+    const { output, dataDir } = server;
 
     const replies = outcomes.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered');
     const unanswered = outcomes.filter((o): o is Extract<Outcome, { kind: 'no-answer' }> => o.kind === 'no-answer');

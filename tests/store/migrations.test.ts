@@ -18,7 +18,7 @@ import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { sqlStore } from '../../server/store/sql-store.ts';
 import { readOutbox } from '../support/outbox.ts';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
-import { migrationKinds } from '../support/migration-kinds.ts';
+import { migrationKinds, type MigrationKind } from '../support/migration-kinds.ts';
 import { pgliteClient } from '../support/sql-backends.ts';
 import { createSupabaseRoles } from '../support/supabase-roles.ts';
 import { addSignup, listActiveSubscribers } from '../support/store-ops.ts';
@@ -197,292 +197,309 @@ const kinds = migrationKinds;
 
 for (const kind of kinds) {
   describe.skipIf(!kind.available)(`Migrations on ${kind.name}`, () => {
-    it('apply every file to a fresh database and record each one', async () => {
-      const { client, drop } = await kind.create();
+    freshAndOldSiteTables(kind);
+    caseMerges(kind);
+    mailboxMerge(kind);
+    upgradesAndReruns(kind);
+  });
+}
+
+/** A fresh database gets the whole schema; the old site's table is adopted with its rows. */
+function freshAndOldSiteTables(kind: MigrationKind) {
+  it('apply every file to a fresh database and record each one', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      expect(await pendingMigrations(client)).toEqual(migrations.map((m) => m.version));
+      expect(await migrate(client)).toEqual(migrations.map((m) => m.version));
+      const recorded = await client.query<{ version: string; name: string }>('select version, name from public.app_migrations order by version');
+      expect(recorded.rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+      expect(await pendingMigrations(client)).toEqual([]);
+      const tables = await client.query<{ relname: string; relrowsecurity: boolean }>(
+        `select relname, relrowsecurity from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`,
+      );
+      // Row-level security on every table: the public API keys reach none of them directly.
+      expect(tables.rows).toEqual(PUBLIC_TABLES.map((relname) => ({ relname, relrowsecurity: true })));
+      const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
+      expect(functions.rows.map((r) => r.proname).sort()).toEqual(PUBLIC_FUNCTIONS);
+    } finally {
+      await drop();
+    }
+  });
+
+  it("adopt the old site's table: rows kept, active, with the new columns", async () => {
+    const { client, drop } = await kind.create();
+    try {
+      await client.exec(OLD_TABLE);
+      const before = await client.query<{ id: string; email: string; created_at: Date }>('select id::text, email, created_at from public.email_signups order by email');
+      expect(await migrate(client)).toHaveLength(migrations.length);
+
+      const after = await client.query<{ id: string; email: string; created_at: Date; source: string | null; unsubscribed_at: Date | null }>(
+        'select id::text, email, created_at, source, unsubscribed_at from public.email_signups order by email',
+      );
+      expect(after.rows.map(({ id, email, created_at }) => ({ id, email, created_at }))).toEqual(before.rows);
+      expect(after.rows.every((row) => row.source === null && row.unsubscribed_at === null)).toBe(true);
+      const columns = await client.query<{ column_name: string }>(
+        `select column_name from information_schema.columns where table_schema = 'public' and table_name = 'email_signups' order by ordinal_position`,
+      );
+      expect(columns.rows.map((c) => c.column_name)).toEqual([
+        'id',
+        'email',
+        'created_at',
+        'source',
+        'unsubscribed_at',
+        'unsubscribe_reason',
+        'resubscribed_at',
+        'pending_since',
+        'status_changed_at',
+        'confirmed_at',
+        'signup_ip_hash',
+        'confirm_ip_hash',
+        'confirmation_sent_at',
+        'welcomed_at',
+        'status',
+        'link_version',
+        'mailbox',
+        'origin_page',
+        'origin_ref',
+        'origin_utm_source',
+        'origin_utm_medium',
+        'origin_utm_campaign',
+        'share_code',
+        'referred_by',
+        'via_share',
+        'first_active_at',
+        'referral_thanked',
+      ]);
+      const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
+      expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);
+      expect(states.rows.map((row) => row.status_changed_at)).toEqual(before.rows.map((row) => row.created_at));
+      // The old unique constraint is what the signup relies on; no second index is added beside it.
+      const unique = await client.query<{ indexname: string }>(
+        `select indexname from pg_indexes where schemaname = 'public' and tablename = 'email_signups' and indexdef ilike '%unique%(email)%'`,
+      );
+      expect(unique.rows.map((r) => r.indexname)).toEqual(['email_signups_email_key']);
+    } finally {
+      await drop();
+    }
+  });
+}
+
+/** Old rows whose addresses differ only in case or spaces become one row each. */
+function caseMerges(kind: MigrationKind) {
+  it('normalise old addresses and merge rows that differ only in case, keeping the stricter state and every ledger row', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      // As the old site could leave it: no unique key on the address, capitals and spaces kept.
+      await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
+        insert into public.email_signups (id, email, created_at) values
+          ('00000000-0000-4000-8000-000000000001', 'Pat@Example.com', '2025-03-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-000000000002', ' pat@example.com', '2025-02-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-000000000003', 'PAT@EXAMPLE.COM', '2025-04-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-000000000004', 'Solo@Example.com ', '2025-05-01T00:00:00Z');`);
+      await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+      // One copy complained, one received two recaps, another the second of them too.
+      await client.exec(`update public.email_signups set unsubscribed_at = '2025-05-05T00:00:00Z', unsubscribe_reason = 'complained'
+                           where id = '00000000-0000-4000-8000-000000000003';
+        insert into public.digest_deliveries (recap_date, subscriber_id) values
+          ('2025-07-07', '00000000-0000-4000-8000-000000000001'), ('2025-07-14', '00000000-0000-4000-8000-000000000001'),
+          ('2025-07-14', '00000000-0000-4000-8000-000000000002');`);
+      await migrate(client);
+      const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
+        'select id::text, email, status, created_at from public.email_signups order by email',
+      );
+      expect(rows.rows).toEqual([
+        { id: '00000000-0000-4000-8000-000000000003', email: 'pat@example.com', status: 'complained', created_at: new Date('2025-02-01T00:00:00Z') },
+        { id: '00000000-0000-4000-8000-000000000004', email: 'solo@example.com', status: 'active', created_at: new Date('2025-05-01T00:00:00Z') },
+      ]);
+      const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
+        "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1",
+      );
+      expect(ledger.rows).toEqual([
+        { recap_date: '2025-07-07', subscriber_id: '00000000-0000-4000-8000-000000000003' },
+        { recap_date: '2025-07-14', subscriber_id: '00000000-0000-4000-8000-000000000003' },
+      ]);
+      // From now on the database itself stores every address normalised, whoever writes it.
+      await client.exec(`insert into public.email_signups (email) values ('  New.Reader@Example.COM')`);
+      const added = await client.query<{ email: string }>("select email from public.email_signups where email like 'new%'");
+      expect(added.rows).toEqual([{ email: 'new.reader@example.com' }]);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('merge rows that differ only in case into the most recent intent: a later active signup beats an older unsubscribe', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
+        insert into public.email_signups (id, email, created_at) values
+          ('00000000-0000-4000-8000-00000000000a', 'Foo@x.com', '2025-01-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-00000000000b', 'foo@x.com', '2025-06-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-00000000000c', 'Bar@x.com', '2025-01-01T00:00:00Z'),
+          ('00000000-0000-4000-8000-00000000000d', 'bar@x.com', '2025-02-01T00:00:00Z');`);
+      await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+      // Foo left in February, then signed up again as foo in June: the June intent (active) wins.
+      // bar signed up in February and its older Bar copy unsubscribed in May: unsubscribed wins.
+      await client.exec(`update public.email_signups set unsubscribed_at = '2025-02-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
+                           where id = '00000000-0000-4000-8000-00000000000a';
+                         update public.email_signups set unsubscribed_at = '2025-05-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
+                           where id = '00000000-0000-4000-8000-00000000000c';`);
+      await migrate(client);
+      const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
+        'select id::text, email, status, created_at from public.email_signups order by email',
+      );
+      expect(rows.rows).toEqual([
+        { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
+        { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
+      ]);
+    } finally {
+      await drop();
+    }
+  });
+}
+
+/** Spellings of one mailbox become one row, and the next digest sends that mailbox one copy. */
+function mailboxMerge(kind: MigrationKind) {
+  it('merge the spellings of one mailbox into one row: a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      await migrate(client, migrations.filter((m) => m.version < '20261128001020'));
+      const id = (n: number) => `00000000-0000-4000-8000-0000000001${String(n).padStart(2, '0')}`;
+      // pat: one spelling active, the other complained. lee: one spelling unsubscribed long ago, the other active since.
+      await client.exec(`insert into public.email_signups (id, email, created_at, confirmed_at, unsubscribed_at, unsubscribe_reason, signup_ip_hash) values
+          ('${id(1)}', 'pat.probe@gmail.com', '2025-01-01T00:00:00Z', null, null, null, 'net-pat-1'),
+          ('${id(2)}', 'patprobe+news@googlemail.com', '2025-02-01T00:00:00Z', null, '2025-03-01T00:00:00Z', 'complained', 'net-pat-2'),
+          ('${id(3)}', 'lee@example.org', '2024-01-01T00:00:00Z', null, '2024-02-01T00:00:00Z', 'unsubscribed', 'net-lee-3'),
+          ('${id(4)}', 'lee+weekly@example.org', '2025-05-01T00:00:00Z', null, null, null, 'net-lee-4');
+        insert into public.digest_deliveries (recap_date, subscriber_id) values
+          ('2025-06-30', '${id(1)}'), ('2025-06-30', '${id(2)}'), ('2025-07-07', '${id(4)}'), ('2024-01-22', '${id(3)}');`);
+      const history = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+      await migrate(client);
+
+      const rows = await client.query<{ id: string; email: string; status: string }>('select id::text, email, status from public.email_signups order by email');
+      expect(rows.rows).toEqual([
+        { id: id(3), email: 'lee@example.org', status: 'active' },
+        { id: id(1), email: 'pat.probe@gmail.com', status: 'complained' },
+      ]);
+      // Every row kept as it was, with the delivery the kept row already had for that recap.
+      const merged = await client.query<{ id: string; merged_into: string; email: string; signup_ip_hash: string; deliveries: unknown[] }>(
+        "select id, merged_into, original->>'email' as email, original->>'signup_ip_hash' as signup_ip_hash, original->'deliveries' as deliveries from public.email_signups_merged order by id",
+      );
+      expect(merged.rows.map(({ id: mergedId, merged_into, email, signup_ip_hash, deliveries }) => [mergedId, merged_into, email, signup_ip_hash, deliveries.length])).toEqual([
+        [id(2), id(1), 'patprobe+news@googlemail.com', 'net-pat-2', 1],
+        [id(4), id(3), 'lee+weekly@example.org', 'net-lee-4', 0],
+      ]);
+      const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
+        "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1, 2",
+      );
+      expect(ledger.rows).toEqual([
+        { recap_date: '2024-01-22', subscriber_id: id(3) },
+        { recap_date: '2025-06-30', subscriber_id: id(1) },
+        { recap_date: '2025-07-07', subscriber_id: id(3) },
+      ]);
+      // The state history of both spellings now belongs to the kept row (and the merge's own change is added).
+      const after = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
+      const before = new Map(history.rows.map((row) => [row.subscriber_id, row.n]));
+      expect(after.rows.map((row) => row.subscriber_id)).toEqual([id(1), id(3)]);
+      expect(after.rows[0]!.n).toBeGreaterThanOrEqual(before.get(id(1))! + before.get(id(2))!);
+      expect(after.rows[1]!.n).toBeGreaterThanOrEqual(before.get(id(3))! + before.get(id(4))!);
+      // It cannot recur: another spelling of a mailbox on the list is refused by the unique index.
+      await expect(client.query("insert into public.email_signups (email) values ('p.a.t.probe@gmail.com')")).rejects.toMatchObject({ code: '23505' });
+      // The next digest, run as Monday's job runs it: the active mailbox gets one copy, at the address kept; the complainer none.
+      const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-merged-digest-'));
       try {
-        expect(await pendingMigrations(client)).toEqual(migrations.map((m) => m.version));
-        expect(await migrate(client)).toEqual(migrations.map((m) => m.version));
-        const recorded = await client.query<{ version: string; name: string }>('select version, name from public.app_migrations order by version');
-        expect(recorded.rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
-        expect(await pendingMigrations(client)).toEqual([]);
-        const tables = await client.query<{ relname: string; relrowsecurity: boolean }>(
-          `select relname, relrowsecurity from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`,
-        );
-        // Row-level security on every table: the public API keys reach none of them directly.
-        expect(tables.rows).toEqual(PUBLIC_TABLES.map((relname) => ({ relname, relrowsecurity: true })));
-        const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
-        expect(functions.rows.map((r) => r.proname).sort()).toEqual(PUBLIC_FUNCTIONS);
-      } finally {
-        await drop();
-      }
-    });
-
-    it("adopt the old site's table: rows kept, active, with the new columns", async () => {
-      const { client, drop } = await kind.create();
-      try {
-        await client.exec(OLD_TABLE);
-        const before = await client.query<{ id: string; email: string; created_at: Date }>('select id::text, email, created_at from public.email_signups order by email');
-        expect(await migrate(client)).toHaveLength(migrations.length);
-
-        const after = await client.query<{ id: string; email: string; created_at: Date; source: string | null; unsubscribed_at: Date | null }>(
-          'select id::text, email, created_at, source, unsubscribed_at from public.email_signups order by email',
-        );
-        expect(after.rows.map(({ id, email, created_at }) => ({ id, email, created_at }))).toEqual(before.rows);
-        expect(after.rows.every((row) => row.source === null && row.unsubscribed_at === null)).toBe(true);
-        const columns = await client.query<{ column_name: string }>(
-          `select column_name from information_schema.columns where table_schema = 'public' and table_name = 'email_signups' order by ordinal_position`,
-        );
-        expect(columns.rows.map((c) => c.column_name)).toEqual([
-          'id',
-          'email',
-          'created_at',
-          'source',
-          'unsubscribed_at',
-          'unsubscribe_reason',
-          'resubscribed_at',
-          'pending_since',
-          'status_changed_at',
-          'confirmed_at',
-          'signup_ip_hash',
-          'confirm_ip_hash',
-          'confirmation_sent_at',
-          'welcomed_at',
-          'status',
-          'link_version',
-          'mailbox',
-          'origin_page',
-          'origin_ref',
-          'origin_utm_source',
-          'origin_utm_medium',
-          'origin_utm_campaign',
-          'share_code',
-          'referred_by',
-          'via_share',
-          'first_active_at',
-          'referral_thanked',
-        ]);
-        const states = await client.query<{ status: string; status_changed_at: Date }>('select status, status_changed_at from public.email_signups order by email');
-        expect(states.rows.map((row) => row.status)).toEqual(['active', 'active', 'active']);
-        expect(states.rows.map((row) => row.status_changed_at)).toEqual(before.rows.map((row) => row.created_at));
-        // The old unique constraint is what the signup relies on; no second index is added beside it.
-        const unique = await client.query<{ indexname: string }>(
-          `select indexname from pg_indexes where schemaname = 'public' and tablename = 'email_signups' and indexdef ilike '%unique%(email)%'`,
-        );
-        expect(unique.rows.map((r) => r.indexname)).toEqual(['email_signups_email_key']);
-      } finally {
-        await drop();
-      }
-    });
-
-    it('normalise old addresses and merge rows that differ only in case, keeping the stricter state and every ledger row', async () => {
-      const { client, drop } = await kind.create();
-      try {
-        // As the old site could leave it: no unique key on the address, capitals and spaces kept.
-        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
-          insert into public.email_signups (id, email, created_at) values
-            ('00000000-0000-4000-8000-000000000001', 'Pat@Example.com', '2025-03-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-000000000002', ' pat@example.com', '2025-02-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-000000000003', 'PAT@EXAMPLE.COM', '2025-04-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-000000000004', 'Solo@Example.com ', '2025-05-01T00:00:00Z');`);
-        await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
-        // One copy complained, one received two recaps, another the second of them too.
-        await client.exec(`update public.email_signups set unsubscribed_at = '2025-05-05T00:00:00Z', unsubscribe_reason = 'complained'
-                             where id = '00000000-0000-4000-8000-000000000003';
-          insert into public.digest_deliveries (recap_date, subscriber_id) values
-            ('2025-07-07', '00000000-0000-4000-8000-000000000001'), ('2025-07-14', '00000000-0000-4000-8000-000000000001'),
-            ('2025-07-14', '00000000-0000-4000-8000-000000000002');`);
-        await migrate(client);
-        const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
-          'select id::text, email, status, created_at from public.email_signups order by email',
-        );
-        expect(rows.rows).toEqual([
-          { id: '00000000-0000-4000-8000-000000000003', email: 'pat@example.com', status: 'complained', created_at: new Date('2025-02-01T00:00:00Z') },
-          { id: '00000000-0000-4000-8000-000000000004', email: 'solo@example.com', status: 'active', created_at: new Date('2025-05-01T00:00:00Z') },
-        ]);
-        const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
-          "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1",
-        );
-        expect(ledger.rows).toEqual([
-          { recap_date: '2025-07-07', subscriber_id: '00000000-0000-4000-8000-000000000003' },
-          { recap_date: '2025-07-14', subscriber_id: '00000000-0000-4000-8000-000000000003' },
-        ]);
-        // From now on the database itself stores every address normalised, whoever writes it.
-        await client.exec(`insert into public.email_signups (email) values ('  New.Reader@Example.COM')`);
-        const added = await client.query<{ email: string }>("select email from public.email_signups where email like 'new%'");
-        expect(added.rows).toEqual([{ email: 'new.reader@example.com' }]);
-      } finally {
-        await drop();
-      }
-    });
-
-    it('merge rows that differ only in case into the most recent intent: a later active signup beats an older unsubscribe', async () => {
-      const { client, drop } = await kind.create();
-      try {
-        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
-          insert into public.email_signups (id, email, created_at) values
-            ('00000000-0000-4000-8000-00000000000a', 'Foo@x.com', '2025-01-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-00000000000b', 'foo@x.com', '2025-06-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-00000000000c', 'Bar@x.com', '2025-01-01T00:00:00Z'),
-            ('00000000-0000-4000-8000-00000000000d', 'bar@x.com', '2025-02-01T00:00:00Z');`);
-        await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
-        // Foo left in February, then signed up again as foo in June: the June intent (active) wins.
-        // bar signed up in February and its older Bar copy unsubscribed in May: unsubscribed wins.
-        await client.exec(`update public.email_signups set unsubscribed_at = '2025-02-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
-                             where id = '00000000-0000-4000-8000-00000000000a';
-                           update public.email_signups set unsubscribed_at = '2025-05-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
-                             where id = '00000000-0000-4000-8000-00000000000c';`);
-        await migrate(client);
-        const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
-          'select id::text, email, status, created_at from public.email_signups order by email',
-        );
-        expect(rows.rows).toEqual([
-          { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
-          { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
-        ]);
-      } finally {
-        await drop();
-      }
-    });
-
-    it('merge the spellings of one mailbox into one row: a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client, migrations.filter((m) => m.version < '20261128001020'));
-        const id = (n: number) => `00000000-0000-4000-8000-0000000001${String(n).padStart(2, '0')}`;
-        // pat: one spelling active, the other complained. lee: one spelling unsubscribed long ago, the other active since.
-        await client.exec(`insert into public.email_signups (id, email, created_at, confirmed_at, unsubscribed_at, unsubscribe_reason, signup_ip_hash) values
-            ('${id(1)}', 'pat.probe@gmail.com', '2025-01-01T00:00:00Z', null, null, null, 'net-pat-1'),
-            ('${id(2)}', 'patprobe+news@googlemail.com', '2025-02-01T00:00:00Z', null, '2025-03-01T00:00:00Z', 'complained', 'net-pat-2'),
-            ('${id(3)}', 'lee@example.org', '2024-01-01T00:00:00Z', null, '2024-02-01T00:00:00Z', 'unsubscribed', 'net-lee-3'),
-            ('${id(4)}', 'lee+weekly@example.org', '2025-05-01T00:00:00Z', null, null, null, 'net-lee-4');
-          insert into public.digest_deliveries (recap_date, subscriber_id) values
-            ('2025-06-30', '${id(1)}'), ('2025-06-30', '${id(2)}'), ('2025-07-07', '${id(4)}'), ('2024-01-22', '${id(3)}');`);
-        const history = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
-        await migrate(client);
-
-        const rows = await client.query<{ id: string; email: string; status: string }>('select id::text, email, status from public.email_signups order by email');
-        expect(rows.rows).toEqual([
-          { id: id(3), email: 'lee@example.org', status: 'active' },
-          { id: id(1), email: 'pat.probe@gmail.com', status: 'complained' },
-        ]);
-        // Every row kept as it was, with the delivery the kept row already had for that recap.
-        const merged = await client.query<{ id: string; merged_into: string; email: string; signup_ip_hash: string; deliveries: unknown[] }>(
-          "select id, merged_into, original->>'email' as email, original->>'signup_ip_hash' as signup_ip_hash, original->'deliveries' as deliveries from public.email_signups_merged order by id",
-        );
-        expect(merged.rows.map(({ id: mergedId, merged_into, email, signup_ip_hash, deliveries }) => [mergedId, merged_into, email, signup_ip_hash, deliveries.length])).toEqual([
-          [id(2), id(1), 'patprobe+news@googlemail.com', 'net-pat-2', 1],
-          [id(4), id(3), 'lee+weekly@example.org', 'net-lee-4', 0],
-        ]);
-        const ledger = await client.query<{ recap_date: string; subscriber_id: string }>(
-          "select to_char(recap_date, 'YYYY-MM-DD') as recap_date, subscriber_id from public.digest_deliveries order by 1, 2",
-        );
-        expect(ledger.rows).toEqual([
-          { recap_date: '2024-01-22', subscriber_id: id(3) },
-          { recap_date: '2025-06-30', subscriber_id: id(1) },
-          { recap_date: '2025-07-07', subscriber_id: id(3) },
-        ]);
-        // The state history of both spellings now belongs to the kept row (and the merge's own change is added).
-        const after = await client.query<{ subscriber_id: string; n: number }>('select subscriber_id, count(*)::int as n from public.subscriber_state_history group by 1 order by 1');
-        const before = new Map(history.rows.map((row) => [row.subscriber_id, row.n]));
-        expect(after.rows.map((row) => row.subscriber_id)).toEqual([id(1), id(3)]);
-        expect(after.rows[0]!.n).toBeGreaterThanOrEqual(before.get(id(1))! + before.get(id(2))!);
-        expect(after.rows[1]!.n).toBeGreaterThanOrEqual(before.get(id(3))! + before.get(id(4))!);
-        // It cannot recur: another spelling of a mailbox on the list is refused by the unique index.
-        await expect(client.query("insert into public.email_signups (email) values ('p.a.t.probe@gmail.com')")).rejects.toMatchObject({ code: '23505' });
-        // The next digest, run as Monday's job runs it: the active mailbox gets one copy, at the address kept; the complainer none.
-        const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-merged-digest-'));
-        try {
-          const report = await runWeeklyDigest({
-            store: sqlStore(kind.name === 'PGlite' ? 'pglite' : 'postgres', client),
-            mailer: new OutboxMailer({ dir: digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-            recaps,
-            now: new Date('2025-07-15T09:00:00Z'),
-            siteUrl: 'https://launchedweekly.test',
-            unsubscribeSecret: 'merged-mailbox-test-secret-0123456789abcdef',
-            mode: 'scheduled',
-            freshnessDays: 7,
-          });
-          expect(report.sent).toBe(1);
-          expect((await readOutbox(digestOutbox)).map((eml) => eml.to)).toEqual(['lee@example.org']);
-        } finally {
-          await rm(digestOutbox, { recursive: true, force: true });
-        }
-      } finally {
-        await drop();
-      }
-    });
-
-    it('give an old table without a unique e-mail the unique index signup relies on', async () => {
-      const { client, drop } = await kind.create();
-      try {
-        await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text not null, created_at timestamptz not null default now());
-                           insert into public.email_signups (email) values ('one@example.com'), ('two@example.com');`);
-        await migrate(client);
-        await expect(client.query("insert into public.email_signups (email) values ('one@example.com')")).rejects.toMatchObject({ code: '23505' });
-      } finally {
-        await drop();
-      }
-    });
-
-    it('give an existing state history the states its rows left, and the same report as before', async () => {
-      const { client, drop } = await kind.create();
-      try {
-        await migrate(client, migrations.filter((m) => m.version < '20261126004010'));
-        // Four subscribers over four weeks: one stays, one leaves and comes back, one leaves for
-        // good, one is deleted; two recaps went out.
-        const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
-        await client.exec(`insert into public.email_signups (email) values ('stay@m.test'), ('back@m.test'), ('left@m.test'), ('gone@m.test');
-          update public.subscriber_state_history set changed_at = ${weekStart(3)};
-          update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed' where email in ('back@m.test', 'left@m.test');
-          update public.subscriber_state_history set changed_at = ${weekStart(2)} where state = 'unsubscribed';
-          update public.email_signups set unsubscribed_at = null, unsubscribe_reason = null where email = 'back@m.test';
-          insert into public.digest_deliveries (recap_date, subscriber_id, sent_at)
-            select d, id::text, d::timestamptz + interval '9 hours' from public.email_signups, (values (date '2025-07-07'), (date '2025-07-14')) r(d);
-          delete from public.email_signups where email = 'gone@m.test';
-          update public.subscriber_state_history set changed_at = ${weekStart(1)} where changed_at > ${weekStart(1)};`);
-        const report = async () => (await client.query<{ report: unknown }>(`select public.report_snapshot(52) - 'generatedAt' as report`)).rows[0]!.report;
-        const before = await report();
-        expect(before).toMatchObject({
-          weeks: [
-            { states: { active: 4 }, signups: 4 },
-            { states: { active: 2, unsubscribed: 2 }, signups: 0 },
-            { states: { active: 2, unsubscribed: 1 }, signups: 0 },
-            { states: { active: 2, unsubscribed: 1 }, signups: 0 },
-          ],
-          sends: [{ recapDate: '2025-07-14', sent: 3 }, { recapDate: '2025-07-07', sent: 3 }],
+        const report = await runWeeklyDigest({
+          store: sqlStore(kind.name === 'PGlite' ? 'pglite' : 'postgres', client),
+          mailer: new OutboxMailer({ dir: digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
+          recaps,
+          now: new Date('2025-07-15T09:00:00Z'),
+          siteUrl: 'https://launchedweekly.test',
+          unsubscribeSecret: 'merged-mailbox-test-secret-0123456789abcdef',
+          mode: 'scheduled',
+          freshnessDays: 7,
         });
-
-        await migrate(client);
-        expect(await report()).toEqual(before);
-        const moves = await client.query<{ state: string; from_state: string | null; n: number }>(
-          'select state, from_state, count(*)::int as n from public.subscriber_state_history group by 1, 2 order by 1, 2',
-        );
-        expect(moves.rows).toEqual([
-          { state: 'active', from_state: 'unsubscribed', n: 1 },
-          { state: 'active', from_state: null, n: 4 },
-          { state: 'deleted', from_state: 'active', n: 1 },
-          { state: 'unsubscribed', from_state: 'active', n: 2 },
-        ]);
+        expect(report.sent).toBe(1);
+        expect((await readOutbox(digestOutbox)).map((eml) => eml.to)).toEqual(['lee@example.org']);
       } finally {
-        await drop();
+        await rm(digestOutbox, { recursive: true, force: true });
       }
-    });
+    } finally {
+      await drop();
+    }
+  });
+}
 
-    it('change nothing when applied again, by the ledger or by running every file once more', async () => {
-      const { client, drop } = await kind.create(true);
-      try {
-        await client.exec(OLD_TABLE);
-        await migrate(client);
-        const once = await snapshot(client);
-        expect(await migrate(client)).toEqual([]);
-        expect(await snapshot(client)).toBe(once);
-        // As after `supabase db push` followed by `npm run db:migrate` on a project whose ledger is empty.
-        for (const migration of migrations) await client.exec(migration.sql);
-        expect(await snapshot(client)).toBe(once);
-      } finally {
-        await drop();
-      }
-    });
+/** Later files on data an earlier schema left, and every file applied a second time. */
+function upgradesAndReruns(kind: MigrationKind) {
+  it('give an old table without a unique e-mail the unique index signup relies on', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text not null, created_at timestamptz not null default now());
+                         insert into public.email_signups (email) values ('one@example.com'), ('two@example.com');`);
+      await migrate(client);
+      await expect(client.query("insert into public.email_signups (email) values ('one@example.com')")).rejects.toMatchObject({ code: '23505' });
+    } finally {
+      await drop();
+    }
+  });
+
+  it('give an existing state history the states its rows left, and the same report as before', async () => {
+    const { client, drop } = await kind.create();
+    try {
+      await migrate(client, migrations.filter((m) => m.version < '20261126004010'));
+      // Four subscribers over four weeks: one stays, one leaves and comes back, one leaves for
+      // good, one is deleted; two recaps went out.
+      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
+      await client.exec(`insert into public.email_signups (email) values ('stay@m.test'), ('back@m.test'), ('left@m.test'), ('gone@m.test');
+        update public.subscriber_state_history set changed_at = ${weekStart(3)};
+        update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed' where email in ('back@m.test', 'left@m.test');
+        update public.subscriber_state_history set changed_at = ${weekStart(2)} where state = 'unsubscribed';
+        update public.email_signups set unsubscribed_at = null, unsubscribe_reason = null where email = 'back@m.test';
+        insert into public.digest_deliveries (recap_date, subscriber_id, sent_at)
+          select d, id::text, d::timestamptz + interval '9 hours' from public.email_signups, (values (date '2025-07-07'), (date '2025-07-14')) r(d);
+        delete from public.email_signups where email = 'gone@m.test';
+        update public.subscriber_state_history set changed_at = ${weekStart(1)} where changed_at > ${weekStart(1)};`);
+      const report = async () => (await client.query<{ report: unknown }>(`select public.report_snapshot(52) - 'generatedAt' as report`)).rows[0]!.report;
+      const before = await report();
+      expect(before).toMatchObject({
+        weeks: [
+          { states: { active: 4 }, signups: 4 },
+          { states: { active: 2, unsubscribed: 2 }, signups: 0 },
+          { states: { active: 2, unsubscribed: 1 }, signups: 0 },
+          { states: { active: 2, unsubscribed: 1 }, signups: 0 },
+        ],
+        sends: [{ recapDate: '2025-07-14', sent: 3 }, { recapDate: '2025-07-07', sent: 3 }],
+      });
+
+      await migrate(client);
+      expect(await report()).toEqual(before);
+      const moves = await client.query<{ state: string; from_state: string | null; n: number }>(
+        'select state, from_state, count(*)::int as n from public.subscriber_state_history group by 1, 2 order by 1, 2',
+      );
+      expect(moves.rows).toEqual([
+        { state: 'active', from_state: 'unsubscribed', n: 1 },
+        { state: 'active', from_state: null, n: 4 },
+        { state: 'deleted', from_state: 'active', n: 1 },
+        { state: 'unsubscribed', from_state: 'active', n: 2 },
+      ]);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('change nothing when applied again, by the ledger or by running every file once more', async () => {
+    const { client, drop } = await kind.create(true);
+    try {
+      await client.exec(OLD_TABLE);
+      await migrate(client);
+      const once = await snapshot(client);
+      expect(await migrate(client)).toEqual([]);
+      expect(await snapshot(client)).toBe(once);
+      // As after `supabase db push` followed by `npm run db:migrate` on a project whose ledger is empty.
+      for (const migration of migrations) await client.exec(migration.sql);
+      expect(await snapshot(client)).toBe(once);
+    } finally {
+      await drop();
+    }
   });
 }
 

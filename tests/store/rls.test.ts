@@ -11,83 +11,54 @@ import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/p
 
 const DENIED = { code: '42501' };
 
+/** The test database and the connection the role switches run on, opened in the top describe's beforeAll. */
+interface Connected {
+  db: TestDatabase;
+  conn: pg.Client;
+}
+
+type RunAs = (role: string, sql: string, params?: unknown[]) => Promise<pg.QueryResult>;
+
 describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
-  let db: TestDatabase;
-  let conn: pg.Client;
+  const ctx = {} as Connected;
 
   /** Runs `sql` as `role` in a transaction that is rolled back, so cases do not leak into each other. */
   async function as<Row extends pg.QueryResultRow = Record<string, unknown>>(role: string, sql: string, params: unknown[] = []) {
-    await conn.query('begin');
+    await ctx.conn.query('begin');
     try {
-      await conn.query(`set local role ${role}`);
-      return await conn.query<Row>(sql, params);
+      await ctx.conn.query(`set local role ${role}`);
+      return await ctx.conn.query<Row>(sql, params);
     } finally {
-      await conn.query('rollback');
+      await ctx.conn.query('rollback');
     }
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase({ from: 'supabase' });
-    const client = createPgClient(db.url, { max: 1 });
+    ctx.db = await createTestDatabase({ from: 'supabase' });
+    const client = createPgClient(ctx.db.url, { max: 1 });
     await client.exec(`insert into public.email_signups (email) values ('existing@example.com');
                        insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'x');`);
     await client.close();
-    conn = new pg.Client({ connectionString: db.url });
-    await conn.connect();
+    ctx.conn = new pg.Client({ connectionString: ctx.db.url });
+    await ctx.conn.connect();
   });
 
   afterAll(async () => {
-    await conn?.end();
-    await db?.drop();
+    await ctx.conn?.end();
+    await ctx.db?.drop();
   });
 
-  describe('as anon', () => {
-    it('may not insert a signup, so no row can skip the server’s checks', async () => {
-      await expect(as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.email_signups (email) values ('Bot.Typed@Example.com')")).rejects.toMatchObject(DENIED);
-      // Not even through a duplicate: the permission check comes before the unique key.
-      await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
-    });
-
-    it('may not touch the signup limits', async () => {
-      await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)")).rejects.toMatchObject(DENIED);
-    });
-
-    it('may not read, change or delete subscribers', async () => {
-      await expect(as('anon', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
-      await expect(as('anon', 'select count(*) from public.email_signups')).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.email_signups (email) values ('z@example.com') returning id")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', 'update public.email_signups set unsubscribed_at = now()')).rejects.toMatchObject(DENIED);
-      await expect(as('anon', 'delete from public.email_signups')).rejects.toMatchObject(DENIED);
-    });
-
-    it('may not touch the ledger, the lease or the migration record', async () => {
-      for (const table of ['digest_deliveries', 'digest_locks', 'app_migrations']) {
-        await expect(as('anon', `select * from public.${table}`)).rejects.toMatchObject(DENIED);
-      }
-      await expect(as('anon', "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "insert into public.app_migrations (version, name) values ('99999999999999', 'x')")).rejects.toMatchObject(DENIED);
-    });
-
-    it('may not call the lease functions', async () => {
-      await expect(as('anon', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
-      await expect(as('anon', "select public.release_digest_lock('2025-07-14', 'me')")).rejects.toMatchObject(DENIED);
-    });
-  });
+  describe('as anon', () => anonRefusals(as));
 
   it('anon and authenticated may execute none of the store functions the server and the job call', async () => {
-    const callable = await conn.query<{ role: string; proname: string }>(
+    const callable = await ctx.conn.query<{ role: string; proname: string }>(
       `select r.role, p.proname from pg_proc p, unnest(array['anon', 'authenticated']) as r(role)
        where p.pronamespace = 'public'::regnamespace and p.prorettype <> 'trigger'::regtype
          and has_function_privilege(r.role, p.oid, 'execute')
        order by 1, 2`,
     );
     expect(callable.rows).toEqual([]);
-    const served = await conn.query<{ n: number }>(
+    const served = await ctx.conn.query<{ n: number }>(
       `select count(*)::int as n from pg_proc p
        where p.pronamespace = 'public'::regnamespace and p.prorettype <> 'trigger'::regtype
          and has_function_privilege('service_role', p.oid, 'execute')`,
@@ -114,60 +85,102 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
     });
   });
 
-  describe('over the REST interface', () => {
-    let fake: FakePostgrest;
-
-    beforeAll(async () => {
-      fake = await startFakePostgrest(db.url);
-    });
-
-    afterAll(async () => {
-      await fake?.close();
-    });
-
-    const call = (key: string, path: string, init: RequestInit = {}) =>
-      fetch(`${fake.url}/rest/v1/${path}`, { ...init, headers: { apikey: key, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
-
-    it('the anon key cannot add a signup, list, read back or call the lease', async () => {
-      const added = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }), headers: { Prefer: 'return=minimal' } });
-      expect(added.status).toBe(401);
-      expect(await added.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
-
-      const listed = await call(fake.anonKey, 'email_signups?select=email');
-      expect(listed.status).toBe(401);
-      expect(await listed.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
-
-      const lease = await call(fake.anonKey, 'rpc/acquire_digest_lock', { method: 'POST', body: JSON.stringify({ p_recap_date: '2025-07-14', p_holder: 'x', p_lease_ms: 1000 }) });
-      expect(lease.status).toBe(401);
-      expect(await lease.json()).toMatchObject({ code: '42501' });
-
-      const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_hit', { method: 'POST', body: JSON.stringify({ p_key: 'k', p_points: 1, p_window_ms: 60000 }) });
-      expect(limit.status).toBe(401);
-
-      // Nothing the anon key sent became a row, active or otherwise.
-      const rows = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
-      expect(await rows.json()).toEqual([]);
-    });
-
-    it('the service key adds a signup, as the server does', async () => {
-      const added = await call(fake.serviceRoleKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com', source: '/' }), headers: { Prefer: 'return=minimal' } });
-      expect(added.status).toBe(201);
-    });
-
-    it('the service key lists subscribers', async () => {
-      const listed = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
-      expect(listed.status).toBe(200);
-      expect(await listed.json()).toEqual([{ email: 'rest@example.com' }]);
-    });
-
-    it('treats values in the query as values, never as SQL', async () => {
-      const quoted = await call(fake.serviceRoleKey, `email_signups?select=email&email=eq.${encodeURIComponent("x' or '1'='1")}`);
-      expect(await quoted.json()).toEqual([]);
-      const cast = await call(fake.serviceRoleKey, `email_signups?select=${encodeURIComponent('email::text from pg_authid --')}`);
-      expect(cast.status).toBe(400);
-      expect(await cast.json()).toMatchObject({ code: 'PGRST100' });
-      const column = await call(fake.serviceRoleKey, 'email_signups?select=email&order=email;drop table x.asc');
-      expect(column.status).toBe(400);
-    });
-  });
+  describe('over the REST interface', () => restInterface(ctx));
 });
+
+/** Everything the anon role tries straight in SQL is refused, whatever the table or function. */
+function anonRefusals(as: RunAs) {
+  it('may not insert a signup, so no row can skip the server’s checks', async () => {
+    await expect(as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "insert into public.email_signups (email) values ('Bot.Typed@Example.com')")).rejects.toMatchObject(DENIED);
+    // Not even through a duplicate: the permission check comes before the unique key.
+    await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
+  });
+
+  it('may not touch the signup limits', async () => {
+    await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)")).rejects.toMatchObject(DENIED);
+  });
+
+  it('may not read, change or delete subscribers', async () => {
+    await expect(as('anon', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
+    await expect(as('anon', 'select count(*) from public.email_signups')).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "insert into public.email_signups (email) values ('z@example.com') returning id")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', 'update public.email_signups set unsubscribed_at = now()')).rejects.toMatchObject(DENIED);
+    await expect(as('anon', 'delete from public.email_signups')).rejects.toMatchObject(DENIED);
+  });
+
+  it('may not touch the ledger, the lease or the migration record', async () => {
+    for (const table of ['digest_deliveries', 'digest_locks', 'app_migrations']) {
+      await expect(as('anon', `select * from public.${table}`)).rejects.toMatchObject(DENIED);
+    }
+    await expect(as('anon', "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "insert into public.app_migrations (version, name) values ('99999999999999', 'x')")).rejects.toMatchObject(DENIED);
+  });
+
+  it('may not call the lease functions', async () => {
+    await expect(as('anon', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+    await expect(as('anon', "select public.release_digest_lock('2025-07-14', 'me')")).rejects.toMatchObject(DENIED);
+  });
+}
+
+/** The same refusals through the PostgREST stand-in, and what the service key may do there. */
+function restInterface(ctx: Connected) {
+  let fake: FakePostgrest;
+
+  beforeAll(async () => {
+    fake = await startFakePostgrest(ctx.db.url);
+  });
+
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  const call = (key: string, path: string, init: RequestInit = {}) =>
+    fetch(`${fake.url}/rest/v1/${path}`, { ...init, headers: { apikey: key, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+
+  it('the anon key cannot add a signup, list, read back or call the lease', async () => {
+    const added = await call(fake.anonKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com' }), headers: { Prefer: 'return=minimal' } });
+    expect(added.status).toBe(401);
+    expect(await added.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
+
+    const listed = await call(fake.anonKey, 'email_signups?select=email');
+    expect(listed.status).toBe(401);
+    expect(await listed.json()).toMatchObject({ code: '42501', message: 'permission denied for table email_signups' });
+
+    const lease = await call(fake.anonKey, 'rpc/acquire_digest_lock', { method: 'POST', body: JSON.stringify({ p_recap_date: '2025-07-14', p_holder: 'x', p_lease_ms: 1000 }) });
+    expect(lease.status).toBe(401);
+    expect(await lease.json()).toMatchObject({ code: '42501' });
+
+    const limit = await call(fake.anonKey, 'rpc/signup_rate_limit_hit', { method: 'POST', body: JSON.stringify({ p_key: 'k', p_points: 1, p_window_ms: 60000 }) });
+    expect(limit.status).toBe(401);
+
+    // Nothing the anon key sent became a row, active or otherwise.
+    const rows = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+    expect(await rows.json()).toEqual([]);
+  });
+
+  it('the service key adds a signup, as the server does', async () => {
+    const added = await call(fake.serviceRoleKey, 'email_signups', { method: 'POST', body: JSON.stringify({ email: 'rest@example.com', source: '/' }), headers: { Prefer: 'return=minimal' } });
+    expect(added.status).toBe(201);
+  });
+
+  it('the service key lists subscribers', async () => {
+    const listed = await call(fake.serviceRoleKey, 'email_signups?select=email&email=eq.rest%40example.com');
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual([{ email: 'rest@example.com' }]);
+  });
+
+  it('treats values in the query as values, never as SQL', async () => {
+    const quoted = await call(fake.serviceRoleKey, `email_signups?select=email&email=eq.${encodeURIComponent("x' or '1'='1")}`);
+    expect(await quoted.json()).toEqual([]);
+    const cast = await call(fake.serviceRoleKey, `email_signups?select=${encodeURIComponent('email::text from pg_authid --')}`);
+    expect(cast.status).toBe(400);
+    expect(await cast.json()).toMatchObject({ code: 'PGRST100' });
+    const column = await call(fake.serviceRoleKey, 'email_signups?select=email&order=email;drop table x.asc');
+    expect(column.status).toBe(400);
+  });
+}
