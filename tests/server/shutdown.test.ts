@@ -23,8 +23,11 @@ const SIGNAL_AFTER_RESPONSES = 200;
 // finish without the forced path.
 const EXIT_BOUND_MS = 10_000;
 
-/** A keep-alive connection that has had one answer and then sits idle; resolves when it is closed. */
-async function idleKeepAlive(port: number): Promise<Promise<void>> {
+/**
+ * A keep-alive connection that has had one answer and then sits idle; `closed` settles when it is
+ * closed (wrapped, so awaiting this function waits for the answer, not for the close).
+ */
+async function idleKeepAlive(port: number): Promise<{ closed: Promise<void> }> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -32,7 +35,7 @@ async function idleKeepAlive(port: number): Promise<Promise<void>> {
   const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
   socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
   await answered;
-  return closed;
+  return { closed };
 }
 
 
@@ -115,7 +118,7 @@ interface LoadRun {
   afterSignal: string[];
   exit: { code: number | null; at: number };
   /** What `idleKeepAlive` gave back, awaited by the test after its exit checks. */
-  idleClosed: Awaited<ReturnType<typeof idleKeepAlive>>;
+  idleClosed: Promise<void>;
 }
 
 /**
@@ -175,7 +178,7 @@ async function loadThenSigterm(server: RunningServer): Promise<LoadRun> {
     }
   }
 
-  const idleClosed = await idleKeepAlive(port);
+  const { closed: idleClosed } = await idleKeepAlive(port);
   const load = Promise.all(Array.from({ length: CONCURRENCY }, worker));
   await signalled;
   await waitForOutput(child, () => server.output, /SIGTERM received/, 5_000);
