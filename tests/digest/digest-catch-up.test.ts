@@ -7,7 +7,7 @@
 // it): a server SIGKILLed right after it claimed a missed tick, started again: the week is sent
 // within the deadline, marked late, with one notice.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../server/store/types.ts';
+import type { DigestRun, Store } from '../../server/store/types.ts';
 import { freePort } from '../../scripts/free-port.ts';
 import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from '../support/server-process.ts';
 import { noticesIn, startReplica, type Replica } from '../support/digest-scheduler-harness.ts';
@@ -24,23 +24,170 @@ const TICK = new Date(`${THIS_WEEK}T09:00:00Z`);
 const LAST_TICK = new Date('2025-07-07T09:00:00Z');
 const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
 
+
+type ReplicaOptions = Parameters<typeof startReplica> extends [unknown, unknown, ...infer Rest] ? Rest : never;
+
+/** What the tests of one backend share: its set-up fills it afresh before each test. */
+interface TickContext {
+  store: Store;
+  fake: FakeResend;
+  /** A replica on this test's store and provider, stopped when the test ends. */
+  start: (...args: ReplicaOptions) => Replica;
+  /** How many copies of the week each reader holds, in READERS' order. */
+  copies: (week: string) => number[];
+  scheduledRuns: () => Promise<DigestRun[]>;
+}
+
+/** A tick left unfinished or missed is run late, once, and never past its deadline. */
+function unfinishedAndMissedTicks(ctx: TickContext) {
+  it('a missed tick claimed by a process that died before sending is taken over once its lease passes: sent late, once, one notice', async () => {
+    // The dead process claimed the missed tick 10 minutes after it, then died: its claim made its run.
+    expect(await ctx.store.beginDigestTick({ tick: TICK, holder: 'a process that died', now: later(TICK, 10 * MINUTE), leaseMs: MINUTE, late: true })).not.toBeNull();
+    const replica = ctx.start(later(TICK, 12 * MINUTE));
+    await replica.scheduler.idle();
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+    await replica.clock.advance(2 * MINUTE);
+    await replica.scheduler.idle();
+
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+    const [run] = await ctx.scheduledRuns();
+    expect(run).toMatchObject({ outcome: 'sent', recapDate: THIS_WEEK, sent: READERS.length });
+    expect(run!.message).toMatch(/^Resumed \(try 1\): Late: the 2025-07-14 09:00 UTC run was missed \(no server was running then\) and ran 13 min later/);
+    expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
+    // A week later nothing more went to anyone for it.
+    await replica.clock.advance(7 * 24 * HOUR - 10 * MINUTE);
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+  });
+
+  it('last week unfinished and this Monday missed: a start 25 h later sends neither week and says "missed" once', async () => {
+    expect(await ctx.store.beginDigestTick({ tick: LAST_TICK, holder: 'a process that died', now: LAST_TICK, leaseMs: MINUTE, late: false })).not.toBeNull();
+    const replica = ctx.start(later(TICK, 25 * HOUR));
+    await replica.clock.advance(30 * MINUTE);
+    await replica.scheduler.idle();
+
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+    expect(ctx.copies(LAST_WEEK)).toEqual(READERS.map(() => 0));
+    expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
+  });
+
+  it('a late run that stops is not tried past its catch-up deadline, and the operator is told once', async () => {
+    ctx.fake.outage = true;
+    const replica = ctx.start(later(TICK, 5 * HOUR), { resume: { firstMs: 20 * MINUTE, maxMs: 20 * MINUTE } });
+    await replica.scheduler.idle();
+    await replica.clock.advance(3 * HOUR);
+    await replica.scheduler.idle();
+    ctx.fake.outage = false;
+    await replica.clock.advance(HOUR);
+
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+    expect(noticesIn(replica.lines)).toEqual([
+      expect.stringMatching(/^\[Launched Weekly\] Stopped: the 2025-07-14 recap, retrying at /),
+      '[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent',
+    ]);
+    expect(replica.scheduler.nextResume()).toBeNull();
+  });
+}
+
+/** Replicas starting together, or while another runs the tick, run it once between them. */
+function replicasStartingTogether(ctx: TickContext) {
+  it('a replica starting while another runs the tick on time runs nothing of its own', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    ctx.fake.onBatchAccepted = () => held;
+    const onTime = ctx.start(later(TICK, -MINUTE));
+    await onTime.scheduler.idle();
+    const running = onTime.clock.advance(MINUTE);
+    while (ctx.fake.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const lateStarter = ctx.start(later(TICK, 2 * MINUTE));
+    await lateStarter.scheduler.idle();
+    release();
+    await running;
+    await onTime.scheduler.idle();
+    await lateStarter.clock.advance(10 * MINUTE);
+    await lateStarter.scheduler.idle();
+
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+    expect((await ctx.scheduledRuns()).map((run) => run.message)).toEqual([expect.stringMatching(/^Sent Week of July 14, 2025 to 30 subscribers\./)]);
+    expect(noticesIn(lateStarter.lines)).toEqual([]);
+  });
+
+  it('two servers started together after a missed tick run it once', async () => {
+    const [a, b] = [ctx.start(later(TICK, 10 * MINUTE)), ctx.start(later(TICK, 10 * MINUTE))];
+    await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
+    await Promise.all([a.clock.advance(10 * MINUTE), b.clock.advance(10 * MINUTE)]);
+    await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
+
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+    const runs = await ctx.scheduledRuns();
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.message).toMatch(/^Late: the 2025-07-14 09:00 UTC run was missed/);
+    expect([...noticesIn(a.lines), ...noticesIn(b.lines)]).toEqual(['[Launched Weekly] Weekly digest (late): sent, 30 messages sent']);
+  });
+}
+
+/** A schedule moved, or a server down for longer than a week: what is told missed, and only once. */
+function movedSchedulesAndLongOutages(ctx: TickContext) {
+  it('moving DIGEST_CRON later in the week raises no false "Missed", and the new time sends the week', async () => {
+    const monday = ctx.start(later(LAST_TICK, -MINUTE));
+    await monday.clock.advance(2 * MINUTE);
+    await monday.scheduler.stop();
+    expect(ctx.copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
+    // Restarted this Monday at 08:00 with the schedule moved to 15:00.
+    const moved = ctx.start(later(TICK, -HOUR), { cron: '0 15 * * 1' });
+    await moved.scheduler.idle();
+    expect(noticesIn(moved.lines)).toEqual([]);
+    await moved.clock.advance(7 * HOUR);
+    await moved.scheduler.idle();
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
+    expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Weekly digest: sent, 30 messages sent']);
+  });
+
+  it('DIGEST_CRON moved an hour later while down over the old tick: that tick is told missed, though a server of the new time started and died since', async () => {
+    const monday = ctx.start(later(LAST_TICK, -MINUTE));
+    await monday.clock.advance(2 * MINUTE);
+    await monday.scheduler.stop();
+    expect(ctx.copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
+    // Down over this Monday's 09:00; a server of the schedule moved to 10:00 started the next day
+    // and died right after recording its start.
+    await ctx.store.recordScheduleStart({ cron: '0 10 * * 1', timezone: 'UTC' }, later(TICK, 25 * HOUR));
+    const moved = ctx.start(later(TICK, 26 * HOUR), { cron: '0 10 * * 1' });
+    await moved.scheduler.idle();
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+    expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
+  });
+
+  it('down for more than a week: both missed weeks are told, in one notice', async () => {
+    // Servers ran the week before: its tick is recorded.
+    const earlier = new Date('2025-06-30T09:00:00Z');
+    expect(await ctx.store.beginDigestTick({ tick: earlier, holder: 'a server', now: earlier, leaseMs: MINUTE, late: false })).not.toBeNull();
+    expect(await ctx.store.endDigestTick({ tick: earlier, holder: 'a server', now: earlier, state: 'done', recapDate: '2025-06-30' })).toBe(true);
+    const replica = ctx.start(later(TICK, 26 * HOUR), { freshnessDays: 30 });
+    await replica.scheduler.idle();
+    expect(ctx.copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
+    expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent (and the 2025-07-07 09:00 UTC run)']);
+    await replica.scheduler.stop();
+    const again = ctx.start(later(TICK, 27 * HOUR));
+    await again.scheduler.idle();
+    expect(noticesIn(again.lines)).toEqual([]);
+  });
+}
+
 for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
   describe.skipIf(!backend.available)(`Missed and unfinished ticks on ${backend.name}`, () => {
+    const ctx = {} as TickContext;
     let opened: OpenedBackend;
-    let store: Store;
-    let fake: FakeResend;
     let replicas: Replica[] = [];
 
     beforeAll(async () => {
-      fake = await startFakeResend();
+      ctx.fake = await startFakeResend();
     });
-    afterAll(() => fake?.close());
+    afterAll(() => ctx.fake?.close());
     beforeEach(async () => {
       opened = await backend.open();
-      store = opened.store;
-      for (const email of READERS) await addSignup(store, email, '/');
-      fake.messages.length = 0;
-      fake.onBatchAccepted = null;
+      ctx.store = opened.store;
+      for (const email of READERS) await addSignup(ctx.store, email, '/');
+      ctx.fake.messages.length = 0;
+      ctx.fake.onBatchAccepted = null;
     }, 120_000);
     afterEach(async () => {
       for (const replica of replicas) await replica.scheduler.stop();
@@ -48,138 +195,17 @@ for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
       await opened?.cleanup();
     });
 
-    const start = (...args: Parameters<typeof startReplica> extends [unknown, unknown, ...infer Rest] ? Rest : never) => {
-      const replica = startReplica(store, fake, ...args);
+    ctx.start = (...args) => {
+      const replica = startReplica(ctx.store, ctx.fake, ...args);
       replicas.push(replica);
       return replica;
     };
-    const copies = (week: string) => READERS.map((email) => fake.deliveredTo(email, week).length);
-    const scheduledRuns = async () => (await store.recentDigestRuns(20)).filter((run) => run.kind === 'scheduled');
+    ctx.copies = (week) => READERS.map((email) => ctx.fake.deliveredTo(email, week).length);
+    ctx.scheduledRuns = async () => (await ctx.store.recentDigestRuns(20)).filter((run) => run.kind === 'scheduled');
 
-    it('a missed tick claimed by a process that died before sending is taken over once its lease passes: sent late, once, one notice', async () => {
-      // The dead process claimed the missed tick 10 minutes after it, then died: its claim made its run.
-      expect(await store.beginDigestTick({ tick: TICK, holder: 'a process that died', now: later(TICK, 10 * MINUTE), leaseMs: MINUTE, late: true })).not.toBeNull();
-      const replica = start(later(TICK, 12 * MINUTE));
-      await replica.scheduler.idle();
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
-      await replica.clock.advance(2 * MINUTE);
-      await replica.scheduler.idle();
-
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
-      const [run] = await scheduledRuns();
-      expect(run).toMatchObject({ outcome: 'sent', recapDate: THIS_WEEK, sent: READERS.length });
-      expect(run!.message).toMatch(/^Resumed \(try 1\): Late: the 2025-07-14 09:00 UTC run was missed \(no server was running then\) and ran 13 min later/);
-      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
-      // A week later nothing more went to anyone for it.
-      await replica.clock.advance(7 * 24 * HOUR - 10 * MINUTE);
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
-    });
-
-    it('last week unfinished and this Monday missed: a start 25 h later sends neither week and says "missed" once', async () => {
-      expect(await store.beginDigestTick({ tick: LAST_TICK, holder: 'a process that died', now: LAST_TICK, leaseMs: MINUTE, late: false })).not.toBeNull();
-      const replica = start(later(TICK, 25 * HOUR));
-      await replica.clock.advance(30 * MINUTE);
-      await replica.scheduler.idle();
-
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
-      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 0));
-      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
-    });
-
-    it('a late run that stops is not tried past its catch-up deadline, and the operator is told once', async () => {
-      fake.outage = true;
-      const replica = start(later(TICK, 5 * HOUR), { resume: { firstMs: 20 * MINUTE, maxMs: 20 * MINUTE } });
-      await replica.scheduler.idle();
-      await replica.clock.advance(3 * HOUR);
-      await replica.scheduler.idle();
-      fake.outage = false;
-      await replica.clock.advance(HOUR);
-
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
-      expect(noticesIn(replica.lines)).toEqual([
-        expect.stringMatching(/^\[Launched Weekly\] Stopped: the 2025-07-14 recap, retrying at /),
-        '[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent',
-      ]);
-      expect(replica.scheduler.nextResume()).toBeNull();
-    });
-
-    it('a replica starting while another runs the tick on time runs nothing of its own', async () => {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      fake.onBatchAccepted = () => held;
-      const onTime = start(later(TICK, -MINUTE));
-      await onTime.scheduler.idle();
-      const running = onTime.clock.advance(MINUTE);
-      while (fake.messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-      const lateStarter = start(later(TICK, 2 * MINUTE));
-      await lateStarter.scheduler.idle();
-      release();
-      await running;
-      await onTime.scheduler.idle();
-      await lateStarter.clock.advance(10 * MINUTE);
-      await lateStarter.scheduler.idle();
-
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
-      expect((await scheduledRuns()).map((run) => run.message)).toEqual([expect.stringMatching(/^Sent Week of July 14, 2025 to 30 subscribers\./)]);
-      expect(noticesIn(lateStarter.lines)).toEqual([]);
-    });
-
-    it('two servers started together after a missed tick run it once', async () => {
-      const [a, b] = [start(later(TICK, 10 * MINUTE)), start(later(TICK, 10 * MINUTE))];
-      await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
-      await Promise.all([a.clock.advance(10 * MINUTE), b.clock.advance(10 * MINUTE)]);
-      await Promise.all([a.scheduler.idle(), b.scheduler.idle()]);
-
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
-      const runs = await scheduledRuns();
-      expect(runs).toHaveLength(1);
-      expect(runs[0]!.message).toMatch(/^Late: the 2025-07-14 09:00 UTC run was missed/);
-      expect([...noticesIn(a.lines), ...noticesIn(b.lines)]).toEqual(['[Launched Weekly] Weekly digest (late): sent, 30 messages sent']);
-    });
-
-    it('moving DIGEST_CRON later in the week raises no false "Missed", and the new time sends the week', async () => {
-      const monday = start(later(LAST_TICK, -MINUTE));
-      await monday.clock.advance(2 * MINUTE);
-      await monday.scheduler.stop();
-      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
-      // Restarted this Monday at 08:00 with the schedule moved to 15:00.
-      const moved = start(later(TICK, -HOUR), { cron: '0 15 * * 1' });
-      await moved.scheduler.idle();
-      expect(noticesIn(moved.lines)).toEqual([]);
-      await moved.clock.advance(7 * HOUR);
-      await moved.scheduler.idle();
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 1));
-      expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Weekly digest: sent, 30 messages sent']);
-    });
-
-    it('DIGEST_CRON moved an hour later while down over the old tick: that tick is told missed, though a server of the new time started and died since', async () => {
-      const monday = start(later(LAST_TICK, -MINUTE));
-      await monday.clock.advance(2 * MINUTE);
-      await monday.scheduler.stop();
-      expect(copies(LAST_WEEK)).toEqual(READERS.map(() => 1));
-      // Down over this Monday's 09:00; a server of the schedule moved to 10:00 started the next day
-      // and died right after recording its start.
-      await store.recordScheduleStart({ cron: '0 10 * * 1', timezone: 'UTC' }, later(TICK, 25 * HOUR));
-      const moved = start(later(TICK, 26 * HOUR), { cron: '0 10 * * 1' });
-      await moved.scheduler.idle();
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
-      expect(noticesIn(moved.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent']);
-    });
-
-    it('down for more than a week: both missed weeks are told, in one notice', async () => {
-      // Servers ran the week before: its tick is recorded.
-      const earlier = new Date('2025-06-30T09:00:00Z');
-      expect(await store.beginDigestTick({ tick: earlier, holder: 'a server', now: earlier, leaseMs: MINUTE, late: false })).not.toBeNull();
-      expect(await store.endDigestTick({ tick: earlier, holder: 'a server', now: earlier, state: 'done', recapDate: '2025-06-30' })).toBe(true);
-      const replica = start(later(TICK, 26 * HOUR), { freshnessDays: 30 });
-      await replica.scheduler.idle();
-      expect(copies(THIS_WEEK)).toEqual(READERS.map(() => 0));
-      expect(noticesIn(replica.lines)).toEqual(['[Launched Weekly] Missed: the 2025-07-14 09:00 UTC run, the 2025-07-14 recap not sent (and the 2025-07-07 09:00 UTC run)']);
-      await replica.scheduler.stop();
-      const again = start(later(TICK, 27 * HOUR));
-      await again.scheduler.idle();
-      expect(noticesIn(again.lines)).toEqual([]);
-    });
+    unfinishedAndMissedTicks(ctx);
+    replicasStartingTogether(ctx);
+    movedSchedulesAndLongOutages(ctx);
   });
 }
 

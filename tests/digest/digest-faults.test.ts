@@ -20,9 +20,9 @@ import { createLogger } from '../../server/http/logger.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
-import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
+import { startFakeResend, type FakeMessage, type FakeRequest, type FakeResend } from '../support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from '../support/postgres.ts';
-import { startDigestCli, type CliRun } from '../support/cli.ts';
+import { startDigestCli, type CliResult, type CliRun } from '../support/cli.ts';
 
 const SECRET = 'digest-faults-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -195,6 +195,212 @@ interface AttemptResult {
   ms: number;
 }
 
+interface RoundSubscriber {
+  id: string;
+  email: string;
+  active: boolean;
+}
+
+/** Those the plan has leave just before the round, then everyone as the round starts. */
+async function subscribersAtRoundStart(plan: RoundPlan): Promise<{ everyone: RoundSubscriber[]; active: RoundSubscriber[]; inactive: RoundSubscriber[] }> {
+  if (plan.leave > 0) {
+    await sql.query(
+      `update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed'
+       where id in (select id from public.email_signups where unsubscribed_at is null order by md5(email || $2) limit $1)`,
+      [plan.leave, String(seed + plan.round)],
+    );
+  }
+  const everyone = (await sql.query<RoundSubscriber>('select id::text as id, email, unsubscribed_at is null as active from public.email_signups')).rows;
+  return { everyone, active: everyone.filter((s) => s.active), inactive: everyone.filter((s) => !s.active) };
+}
+
+/**
+ * The round's faults, each armed once the round's provider has accepted so many batches (0: at
+ * once). Call the result whenever batches may have been accepted: it arms those now due.
+ */
+function faultArming(plan: RoundPlan): () => void {
+  const roundStart = fake.acceptedBatches;
+  const pending = [
+    plan.storm && { after: plan.storm.afterBatches, arm: () => ((fake.stormRetryAfterSeconds = 1), (fake.rateLimitStorm = plan.storm!.count)) },
+    plan.serverErrors && { after: plan.serverErrors.afterBatches, arm: () => (fake.serverErrors = plan.serverErrors!.count) },
+    plan.hang && { after: plan.hang.afterBatches, arm: () => ((fake.hangAfterAccept = plan.hang!.afterAccept), (fake.hang = plan.hang!.count)) },
+  ].filter((f): f is { after: number; arm: () => number } => Boolean(f));
+  return () => {
+    for (const fault of [...pending]) {
+      if (fake.acceptedBatches - roundStart >= fault.after) {
+        fault.arm();
+        pending.splice(pending.indexOf(fault), 1);
+      }
+    }
+  };
+}
+
+/** Faults the round ended before reaching must not leak into the next one. */
+function disarmFaults(): void {
+  fake.rateLimitStorm = 0;
+  fake.serverErrors = 0;
+  fake.hang = 0;
+}
+
+type SenderOutcome = { sender: Sender; report: DigestReport | null; exitCode: null } | { sender: Sender; result: CliResult };
+
+/** Starts the attempt's senders at once, kills their CLI runs when `kill` says, and waits for all of them. */
+async function runSenders(recap: string, senders: Sender[], kill: Kill | undefined, armDue: () => void): Promise<SenderOutcome[]> {
+  const acceptedBefore = fake.acceptedBatches;
+  const requestsBefore = fake.requests.length;
+  const clis: CliRun[] = [];
+  let killed = false;
+  const killAll = async () => {
+    killed = true;
+    for (const cli of clis) cli.child.kill('SIGKILL');
+    await Promise.all(clis.map((cli) => cli.done));
+  };
+  fake.onBatchAccepted = async (accepted) => {
+    armDue();
+    // The worst moment: the provider holds the batch, its answer has not left, nothing is recorded.
+    if (kill?.kind === 'batch' && !killed && accepted - acceptedBefore === kill.batch) await killAll();
+  };
+  const runs = senders.map((sender, index): Promise<SenderOutcome> => {
+    if (sender === 'scheduler') return runScheduler(recap, index).then((report) => ({ sender, report, exitCode: null }));
+    const cli = startCli(recap);
+    clis.push(cli);
+    return cli.done.then((result) => ({ sender, result }));
+  });
+  let timer: Promise<void> | null = null;
+  if (kill?.kind === 'time') {
+    timer = (async () => {
+      const deadline = Date.now() + 30_000;
+      while (fake.requests.length === requestsBefore && Date.now() < deadline && clis.some((c) => c.child.exitCode === null)) await pause(5);
+      await pause(kill.ms);
+      if (clis.some((c) => c.child.exitCode === null && c.child.signalCode === null)) await killAll();
+    })();
+  }
+  const settled = await Promise.all(runs);
+  await timer;
+  fake.onBatchAccepted = null;
+  return settled;
+}
+
+/** The reports of the runs that finished, checked as they come in, and how many runs were killed. */
+function reportsOf(settled: SenderOutcome[], recap: string): { reports: AttemptResult['reports']; killedRuns: number } {
+  const reports: AttemptResult['reports'] = [];
+  let killedRuns = 0;
+  for (const run of settled) {
+    if ('report' in run) {
+      expect(run.report, 'the scheduler run threw').not.toBeNull();
+      expect(run.report!.recap?.date, 'the scheduler picked the round’s recap').toBe(recap);
+      reports.push({ sender: 'scheduler', report: run.report!, exitCode: null });
+    } else if (run.result.signal === 'SIGKILL') {
+      killedRuns++;
+    } else {
+      expect(run.result.signal, run.result.stderr).toBeNull();
+      reports.push({ sender: 'cli', report: JSON.parse(run.result.stdout) as DigestReport, exitCode: run.result.code });
+    }
+  }
+  return { reports, killedRuns };
+}
+
+/** One attempt of the round: its senders (killed if the plan says so), then what they recorded checked against what they reported. */
+async function runAttempt(plan: RoundPlan, attempt: number, armDue: () => void): Promise<AttemptResult> {
+  const { recap } = plan;
+  const kill = plan.kills[attempt];
+  const senders: Sender[] = !kill && attempt === plan.kills.length && plan.together ? plan.together : ['cli'];
+  const attemptStarted = Date.now();
+  const ledgerBefore = await ledgerCount(recap);
+  const { reports, killedRuns } = reportsOf(await runSenders(recap, senders, kill, armDue), recap);
+  if (killedRuns > 0) await settleAfterKill();
+  const ledgerDelta = (await ledgerCount(recap)) - ledgerBefore;
+  const sentReported = reports.reduce((sum, r) => sum + r.report.sent, 0);
+  // Completed runs recorded exactly what they say they sent; a killed run's rows are on top.
+  if (killedRuns === 0) expect(ledgerDelta).toBe(sentReported);
+  else expect(ledgerDelta).toBeGreaterThanOrEqual(sentReported);
+  // Nothing recorded in this attempt that the provider did not accept in this or an earlier attempt.
+  expect(await ledgerCount(recap)).toBeLessThanOrEqual(fake.forRecap(recap).length);
+  for (const { report, exitCode, sender } of reports) {
+    expect(['sent', 'already-sent', 'locked', 'stopped'], JSON.stringify(report)).toContain(report.outcome);
+    if (sender === 'cli') expect(exitCode, report.message).toBe(report.outcome === 'stopped' || report.failed.length > 0 ? 1 : 0);
+    expect(report.skippedUnsubscribed).toBe(0);
+  }
+  return { reports, killed: killedRuns, ledgerDelta, ms: Date.now() - attemptStarted };
+}
+
+/** Attempts until the ledger is complete; every planned attempt runs, even after that (then it must send nothing). */
+async function runAttempts(plan: RoundPlan, activeCount: number, armDue: () => void): Promise<AttemptResult[]> {
+  const attempts: AttemptResult[] = [];
+  for (let attempt = 0; ; attempt++) {
+    expect(attempt, `round ${plan.round} did not complete in ${MAX_ATTEMPTS} attempts`).toBeLessThan(MAX_ATTEMPTS);
+    const result = await runAttempt(plan, attempt, armDue);
+    attempts.push(result);
+    if (result.killed > 0) await expireLeases();
+    armDue();
+
+    const complete = (await ledgerCount(plan.recap)) === activeCount;
+    const finished = result.reports.some((r) => r.report.outcome === 'sent' || r.report.outcome === 'already-sent');
+    const planned = plan.kills.length + (plan.together ? 1 : 0);
+    if (complete && finished && result.killed === 0 && attempt + 1 >= planned) return attempts;
+  }
+}
+
+/** The provider: every active subscriber exactly once, nobody inactive. Returns the recap's messages. */
+function expectProviderServedActiveOnce(recap: string, active: RoundSubscriber[], inactive: RoundSubscriber[]): FakeMessage[] {
+  const messages = fake.forRecap(recap);
+  const perAddress = new Map<string, number>();
+  for (const m of messages) for (const to of m.to) perAddress.set(to, (perAddress.get(to) ?? 0) + 1);
+  const duplicates = [...perAddress].filter(([, n]) => n > 1);
+  expect(duplicates, 'addresses that received the recap more than once').toEqual([]);
+  for (const s of active) expect(perAddress.get(s.email), s.email).toBe(1);
+  for (const s of inactive) expect(perAddress.get(s.email), `${s.email} had left`).toBeUndefined();
+  expect(messages).toHaveLength(active.length);
+  return messages;
+}
+
+/** The ledger: one row per active subscriber, each naming the provider's message to that address. */
+async function expectLedgerNamesProviderMessages(recap: string, everyone: RoundSubscriber[], active: RoundSubscriber[], messages: FakeMessage[]): Promise<void> {
+  const rows = (await sql.query<{ subscriber_id: string; provider_message_id: string | null }>('select subscriber_id, provider_message_id from public.digest_deliveries where recap_date = $1', [recap])).rows;
+  expect(rows).toHaveLength(active.length);
+  const emailOf = new Map(everyone.map((s) => [s.id, s.email]));
+  const messageTo = new Map(messages.map((m) => [m.id, m.to[0]]));
+  for (const row of rows) {
+    expect(emailOf.get(row.subscriber_id) !== undefined && active.some((s) => s.id === row.subscriber_id), `ledger row for ${row.subscriber_id}`).toBe(true);
+    expect(messageTo.get(row.provider_message_id ?? ''), `ledger row ${row.subscriber_id} names the provider’s message`).toBe(emailOf.get(row.subscriber_id));
+  }
+}
+
+/**
+ * The reports: what the finished runs say they sent, plus what killed runs recorded before dying,
+ * is what the provider holds; the run that finished the round accounts for everyone.
+ */
+function expectReportsAddUp(attempts: AttemptResult[], recap: string, messageCount: number, activeCount: number): void {
+  const sentByReports = attempts.flatMap((a) => a.reports).reduce((sum, r) => sum + r.report.sent, 0);
+  const recordedByKilled = attempts.reduce((sum, a) => sum + a.ledgerDelta - a.reports.reduce((s, r) => s + r.report.sent, 0), 0);
+  expect(sentByReports + recordedByKilled).toBe(messageCount);
+  const finalReport = attempts.at(-1)!.reports.find((r) => r.report.outcome === 'sent' || r.report.outcome === 'already-sent')!.report;
+  expect(finalReport.failed).toEqual([]);
+  expect(finalReport.sent + finalReport.skippedAlreadySent).toBe(activeCount);
+  expect(finalReport.recap?.date).toBe(recap);
+}
+
+/** One line of the round for the summary printed at the end: what was planned, what it took, what the provider saw. */
+function roundSummary(
+  plan: RoundPlan,
+  attempts: AttemptResult[],
+  requests: FakeRequest[],
+  counts: { messages: number; active: number; inactive: number },
+  started: number,
+): string {
+  const kinds = (kind: string) => requests.filter((r) => r.kind === kind).length;
+  return (
+    `round ${plan.round} (${plan.recap}): ${describePlan(plan)} → ${attempts.length} attempts, ` +
+    `${attempts.reduce((n, a) => n + a.reports.length + a.killed, 0)} runs (${attempts.reduce((n, a) => n + a.killed, 0)} killed, ` +
+    `${attempts.flatMap((a) => a.reports).filter((r) => r.report.outcome === 'locked').length} locked out, ` +
+    `${attempts.flatMap((a) => a.reports).filter((r) => r.report.outcome === 'stopped').length} stopped); ` +
+    `${counts.messages} messages to ${counts.active} active (${counts.inactive} inactive skipped); ` +
+    `${requests.length} requests: ${kinds('accepted') + kinds('accepted-then-hung')} accepted, ${kinds('replayed')} replayed, ` +
+    `${kinds('storm')} × 429, ${kinds('server-error')} × 500, ${kinds('hung') + kinds('accepted-then-hung')} hung, ${kinds('idempotency-concurrent')} × 409; ` +
+    `${((Date.now() - started) / 1000).toFixed(1)} s (attempts: ${attempts.map((a) => (a.ms / 1000).toFixed(1)).join(' + ')} s)`
+  );
+}
+
 describe.skipIf(!postgresUrl)(`the weekly digest under random faults (seed ${seed})`, () => {
   beforeAll(async () => {
     console.log(`[digest-faults] seed ${seed}: rerun with DIGEST_FAULT_SEED=${seed}`);
@@ -226,162 +432,20 @@ describe.skipIf(!postgresUrl)(`the weekly digest under random faults (seed ${see
     it(`round ${plan.round}: ${plan.recap} with ${describePlan(plan)}`, async () => {
       const started = Date.now();
       const { recap } = plan;
-
-      if (plan.leave > 0) {
-        await sql.query(
-          `update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed'
-           where id in (select id from public.email_signups where unsubscribed_at is null order by md5(email || $2) limit $1)`,
-          [plan.leave, String(seed + plan.round)],
-        );
-      }
-      const everyone = (await sql.query<{ id: string; email: string; active: boolean }>('select id::text as id, email, unsubscribed_at is null as active from public.email_signups')).rows;
-      const active = everyone.filter((s) => s.active);
-      const inactive = everyone.filter((s) => !s.active);
+      const { everyone, active, inactive } = await subscribersAtRoundStart(plan);
       expect(active.length).toBeGreaterThan(250);
 
-      // Faults are armed when the round's provider has accepted so many batches (0: at once).
-      const roundStart = fake.acceptedBatches;
       const requestsAtStart = fake.requests.length;
-      const pending = [
-        plan.storm && { after: plan.storm.afterBatches, arm: () => ((fake.stormRetryAfterSeconds = 1), (fake.rateLimitStorm = plan.storm!.count)) },
-        plan.serverErrors && { after: plan.serverErrors.afterBatches, arm: () => (fake.serverErrors = plan.serverErrors!.count) },
-        plan.hang && { after: plan.hang.afterBatches, arm: () => ((fake.hangAfterAccept = plan.hang!.afterAccept), (fake.hang = plan.hang!.count)) },
-      ].filter((f): f is { after: number; arm: () => number } => Boolean(f));
-      const armDue = () => {
-        for (const fault of [...pending]) {
-          if (fake.acceptedBatches - roundStart >= fault.after) {
-            fault.arm();
-            pending.splice(pending.indexOf(fault), 1);
-          }
-        }
-      };
+      const armDue = faultArming(plan);
       armDue();
+      const attempts = await runAttempts(plan, active.length, armDue);
+      disarmFaults();
 
-      const attempts: AttemptResult[] = [];
-      for (let attempt = 0; ; attempt++) {
-        expect(attempt, `round ${plan.round} did not complete in ${MAX_ATTEMPTS} attempts`).toBeLessThan(MAX_ATTEMPTS);
-        const kill = plan.kills[attempt];
-        const senders: Sender[] = !kill && attempt === plan.kills.length && plan.together ? plan.together : ['cli'];
-        const attemptStarted = Date.now();
-        const ledgerBefore = await ledgerCount(recap);
-        const acceptedBefore = fake.acceptedBatches;
-        const requestsBefore = fake.requests.length;
-
-        const clis: CliRun[] = [];
-        let killed = false;
-        const killAll = async () => {
-          killed = true;
-          for (const cli of clis) cli.child.kill('SIGKILL');
-          await Promise.all(clis.map((cli) => cli.done));
-        };
-        fake.onBatchAccepted = async (accepted) => {
-          armDue();
-          // The worst moment: the provider holds the batch, its answer has not left, nothing is recorded.
-          if (kill?.kind === 'batch' && !killed && accepted - acceptedBefore === kill.batch) await killAll();
-        };
-        const runs = senders.map((sender, index) => {
-          if (sender === 'scheduler') return runScheduler(recap, index).then((report) => ({ sender, report, exitCode: null }));
-          const cli = startCli(recap);
-          clis.push(cli);
-          return cli.done.then((result) => ({ sender, result }));
-        });
-        let timer: Promise<void> | null = null;
-        if (kill?.kind === 'time') {
-          timer = (async () => {
-            const deadline = Date.now() + 30_000;
-            while (fake.requests.length === requestsBefore && Date.now() < deadline && clis.some((c) => c.child.exitCode === null)) await pause(5);
-            await pause(kill.ms);
-            if (clis.some((c) => c.child.exitCode === null && c.child.signalCode === null)) await killAll();
-          })();
-        }
-        const settled = await Promise.all(runs);
-        await timer;
-        fake.onBatchAccepted = null;
-
-        const reports: AttemptResult['reports'] = [];
-        let killedRuns = 0;
-        for (const run of settled) {
-          if ('report' in run) {
-            expect(run.report, 'the scheduler run threw').not.toBeNull();
-            expect(run.report!.recap?.date, 'the scheduler picked the round’s recap').toBe(recap);
-            reports.push({ sender: 'scheduler', report: run.report!, exitCode: null });
-          } else if (run.result.signal === 'SIGKILL') {
-            killedRuns++;
-          } else {
-            expect(run.result.signal, run.result.stderr).toBeNull();
-            reports.push({ sender: 'cli', report: JSON.parse(run.result.stdout) as DigestReport, exitCode: run.result.code });
-          }
-        }
-        if (killedRuns > 0) await settleAfterKill();
-        const ledgerDelta = (await ledgerCount(recap)) - ledgerBefore;
-        const sentReported = reports.reduce((sum, r) => sum + r.report.sent, 0);
-        // Completed runs recorded exactly what they say they sent; a killed run's rows are on top.
-        if (killedRuns === 0) expect(ledgerDelta).toBe(sentReported);
-        else expect(ledgerDelta).toBeGreaterThanOrEqual(sentReported);
-        // Nothing recorded in this attempt that the provider did not accept in this or an earlier attempt.
-        expect(await ledgerCount(recap)).toBeLessThanOrEqual(fake.forRecap(recap).length);
-        for (const { report, exitCode, sender } of reports) {
-          expect(['sent', 'already-sent', 'locked', 'stopped'], JSON.stringify(report)).toContain(report.outcome);
-          if (sender === 'cli') expect(exitCode, report.message).toBe(report.outcome === 'stopped' || report.failed.length > 0 ? 1 : 0);
-          expect(report.skippedUnsubscribed).toBe(0);
-        }
-        attempts.push({ reports, killed: killedRuns, ledgerDelta, ms: Date.now() - attemptStarted });
-        if (killedRuns > 0) await expireLeases();
-        armDue();
-
-        // Every planned attempt runs, even after the ledger is complete (then it must send nothing).
-        const complete = (await ledgerCount(recap)) === active.length;
-        const finished = reports.some((r) => r.report.outcome === 'sent' || r.report.outcome === 'already-sent');
-        const planned = plan.kills.length + (plan.together ? 1 : 0);
-        if (complete && finished && killedRuns === 0 && attempt + 1 >= planned) break;
-      }
-      // Faults the round ended before reaching must not leak into the next one.
-      fake.rateLimitStorm = 0;
-      fake.serverErrors = 0;
-      fake.hang = 0;
-
-      // The provider: every active subscriber exactly once, nobody inactive.
-      const messages = fake.forRecap(recap);
-      const perAddress = new Map<string, number>();
-      for (const m of messages) for (const to of m.to) perAddress.set(to, (perAddress.get(to) ?? 0) + 1);
-      const duplicates = [...perAddress].filter(([, n]) => n > 1);
-      expect(duplicates, 'addresses that received the recap more than once').toEqual([]);
-      for (const s of active) expect(perAddress.get(s.email), s.email).toBe(1);
-      for (const s of inactive) expect(perAddress.get(s.email), `${s.email} had left`).toBeUndefined();
-      expect(messages).toHaveLength(active.length);
-
-      // The ledger: one row per active subscriber, each naming the provider's message to that address.
-      const rows = (await sql.query<{ subscriber_id: string; provider_message_id: string | null }>('select subscriber_id, provider_message_id from public.digest_deliveries where recap_date = $1', [recap])).rows;
-      expect(rows).toHaveLength(active.length);
-      const emailOf = new Map(everyone.map((s) => [s.id, s.email]));
-      const messageTo = new Map(messages.map((m) => [m.id, m.to[0]]));
-      for (const row of rows) {
-        expect(emailOf.get(row.subscriber_id) !== undefined && active.some((s) => s.id === row.subscriber_id), `ledger row for ${row.subscriber_id}`).toBe(true);
-        expect(messageTo.get(row.provider_message_id ?? ''), `ledger row ${row.subscriber_id} names the provider’s message`).toBe(emailOf.get(row.subscriber_id));
-      }
-
-      // The reports: what the finished runs say they sent, plus what killed runs recorded before
-      // dying, is what the provider holds; the run that finished the round accounts for everyone.
-      const sentByReports = attempts.flatMap((a) => a.reports).reduce((sum, r) => sum + r.report.sent, 0);
-      const recordedByKilled = attempts.reduce((sum, a) => sum + a.ledgerDelta - a.reports.reduce((s, r) => s + r.report.sent, 0), 0);
-      expect(sentByReports + recordedByKilled).toBe(messages.length);
-      const finalReport = attempts.at(-1)!.reports.find((r) => r.report.outcome === 'sent' || r.report.outcome === 'already-sent')!.report;
-      expect(finalReport.failed).toEqual([]);
-      expect(finalReport.sent + finalReport.skippedAlreadySent).toBe(active.length);
-      expect(finalReport.recap?.date).toBe(recap);
-
-      const requests = fake.requests.slice(requestsAtStart);
-      const kinds = (kind: string) => requests.filter((r) => r.kind === kind).length;
-      const line =
-        `round ${plan.round} (${recap}): ${describePlan(plan)} → ${attempts.length} attempts, ` +
-        `${attempts.reduce((n, a) => n + a.reports.length + a.killed, 0)} runs (${attempts.reduce((n, a) => n + a.killed, 0)} killed, ` +
-        `${attempts.flatMap((a) => a.reports).filter((r) => r.report.outcome === 'locked').length} locked out, ` +
-        `${attempts.flatMap((a) => a.reports).filter((r) => r.report.outcome === 'stopped').length} stopped); ` +
-        `${messages.length} messages to ${active.length} active (${inactive.length} inactive skipped); ` +
-        `${requests.length} requests: ${kinds('accepted') + kinds('accepted-then-hung')} accepted, ${kinds('replayed')} replayed, ` +
-        `${kinds('storm')} × 429, ${kinds('server-error')} × 500, ${kinds('hung') + kinds('accepted-then-hung')} hung, ${kinds('idempotency-concurrent')} × 409; ` +
-        `${((Date.now() - started) / 1000).toFixed(1)} s (attempts: ${attempts.map((a) => (a.ms / 1000).toFixed(1)).join(' + ')} s)`;
-      summaries.push(line);
+      const messages = expectProviderServedActiveOnce(recap, active, inactive);
+      await expectLedgerNamesProviderMessages(recap, everyone, active, messages);
+      expectReportsAddUp(attempts, recap, messages.length, active.length);
+      const counts = { messages: messages.length, active: active.length, inactive: inactive.length };
+      summaries.push(roundSummary(plan, attempts, fake.requests.slice(requestsAtStart), counts, started));
     }, 90_000);
   }
 

@@ -12,6 +12,7 @@ import { createApp } from '../../server/app.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
+import type { Store } from '../../server/store/types.ts';
 import { startDigestCli, type CliResult } from '../support/cli.ts';
 import { addSignup } from '../support/store-ops.ts';
 
@@ -70,7 +71,33 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
+/** The site's app on a local port, serving from `store` while `visit` runs against its address. */
+async function withSite(store: Store, visit: (url: string) => Promise<void>): Promise<void> {
+  const server: Server = createServer();
+  try {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server.on(
+      'request',
+      createApp({
+        config: { env: 'test', siteUrl: url, trustProxy: 0, rateLimitPerMinute: 100, unsubscribeSecret: SECRET },
+        store,
+        renderer: await loadBuiltRenderer(),
+        logger: createLogger({ level: 'silent', pretty: false }),
+        assets: { kind: 'static', dir: CLIENT_DIST },
+      }),
+    );
+    await visit(url);
+  } finally {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
+
+/** The real run, then the rerun that finds the week already sent. */
+function sendingTheWeek() {
   it('leaves one .eml per active subscriber, each with both unsubscribe headers and both parts', async () => {
     const result = await runCli(['--json']);
     expect(result.code, result.stderr).toBe(0);
@@ -109,7 +136,10 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
     expect(result.stdout).toMatch(/skipped, already sent:\s+30/);
     expect(await outbox()).toHaveLength(ACTIVE);
   });
+}
 
+/** Runs that leave the ledger as the real run wrote it: a dry run, a test message, refused arguments. */
+function dryRunTestMessageAndRefusals() {
   it('--dry-run counts and writes nothing', async () => {
     const result = await runCli(['--dry-run', '--recap', '/weekly-recap-july-6', '--json']);
     expect(result.code, result.stderr).toBe(0);
@@ -137,42 +167,30 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
       expect(result.stderr).toContain('Usage: npm run digest -- [--dry-run] [--recap WEEK] [--to EMAIL]');
     }
   });
+}
 
+/** What the runs left behind: a working unsubscribe link, their history, and a mail outbox that still gets delivered. */
+function unsubscribeHistoryAndMailOutbox() {
   it('unsubscribes on a mail client’s one-click POST to the link in an .eml, and the next run skips that reader', async () => {
     const [first] = (await outbox()).filter((f) => !f.name.startsWith('test-'));
     const link = new URL(first!.headers['list-unsubscribe']!.slice(1, -1));
     const store = await openPGliteStore(dataDir);
-    const server: Server = createServer();
     try {
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      server.on(
-        'request',
-        createApp({
-          config: { env: 'test', siteUrl: url, trustProxy: 0, rateLimitPerMinute: 100, unsubscribeSecret: SECRET },
-          store,
-          renderer: await loadBuiltRenderer(),
-          logger: createLogger({ level: 'silent', pretty: false }),
-          assets: { kind: 'static', dir: CLIENT_DIST },
-        }),
-      );
-      // Exactly what RFC 8058 has a mail client send.
-      const response = await fetch(`${url}${link.pathname}${link.search}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'List-Unsubscribe=One-Click',
-        redirect: 'manual',
+      await withSite(store, async (url) => {
+        // Exactly what RFC 8058 has a mail client send.
+        const response = await fetch(`${url}${link.pathname}${link.search}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'List-Unsubscribe=One-Click',
+          redirect: 'manual',
+        });
+        expect(response.status).toBe(200);
+        expect(response.headers.get('location')).toBeNull();
+        expect((await store.findSubscriberByEmail(first!.headers.to!))?.active).toBe(false);
+        // The --to test earlier left the ledger as the real run wrote it.
+        expect(await store.countDeliveries('2025-07-14')).toBe(ACTIVE);
       });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('location')).toBeNull();
-      expect((await store.findSubscriberByEmail(first!.headers.to!))?.active).toBe(false);
-      // The --to test earlier left the ledger as the real run wrote it.
-      expect(await store.countDeliveries('2025-07-14')).toBe(ACTIVE);
     } finally {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
       await store.close();
     }
 
@@ -219,4 +237,11 @@ describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
     const history = await runCli(['--history']);
     expect(history.stdout).toMatch(/^Mail outbox \(confirmations, welcomes, notices\), last 7 days: 0 queued · 0 retrying · 0 failed · 2 sent$/m);
   });
+}
+
+// Each group builds on the runs before it (the outbox and the history accumulate), so they run in this order.
+describe('npm run digest on the embedded defaults (PGlite + outbox)', () => {
+  sendingTheWeek();
+  dryRunTestMessageAndRefusals();
+  unsubscribeHistoryAndMailOutbox();
 });

@@ -58,49 +58,41 @@ async function wholeContent(): Promise<DigestContent> {
 
 const templateRequests = (kind: string) => fake.requests.filter((r) => r.kind === kind).length;
 
-describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))('The digest through a template on $name', (backend) => {
-  let opened: OpenedBackend;
-  let subscribers: Subscriber[];
-  let content: DigestContent;
+/** What each test of a backend works with: its set-up fills it afresh before each test. */
+interface TemplateContext {
+  opened: OpenedBackend;
+  subscribers: Subscriber[];
+  /** The week's e-mail as whole copies render it: what every recipient must get. */
+  content: DigestContent;
+}
 
-  beforeEach(async () => {
-    fake.messages.length = 0;
-    fake.requests.length = 0;
-    fake.templates.clear();
-    fake.outage = false;
-    fake.onBatchAccepted = null;
-    opened = await backend.open();
-    for (let i = 1; i <= SUBSCRIBERS; i++) await addSignup(opened.store, `reader${String(i).padStart(3, '0')}@example.com`, '/');
-    subscribers = await listActiveSubscribers(opened.store, null, SUBSCRIBERS + 1);
-    content = await wholeContent();
-    return () => opened.cleanup();
-  });
-
-  /** Every subscriber got one message, exactly the one the whole-copy rendering makes. */
-  function expectEveryoneServedOnceAsBefore() {
-    const received = fake.forRecap(RECAP.date);
-    expect(received).toHaveLength(SUBSCRIBERS);
-    for (const subscriber of subscribers) {
-      const got = fake.deliveredTo(subscriber.email, RECAP.date);
-      expect(got, subscriber.email).toHaveLength(1);
-      const before = messageFrom(content, subscriber, SECRET);
-      expect({ subject: got[0]!.subject, html: got[0]!.html, text: got[0]!.text, headers: got[0]!.headers }).toEqual({
-        subject: before.subject,
-        html: before.html,
-        text: before.text,
-        headers: before.headers,
-      });
-    }
+/** Every subscriber got one message, exactly the one the whole-copy rendering makes. */
+function expectEveryoneServedOnceAsBefore(ctx: TemplateContext) {
+  const received = fake.forRecap(RECAP.date);
+  expect(received).toHaveLength(SUBSCRIBERS);
+  for (const subscriber of ctx.subscribers) {
+    const got = fake.deliveredTo(subscriber.email, RECAP.date);
+    expect(got, subscriber.email).toHaveLength(1);
+    const before = messageFrom(ctx.content, subscriber, SECRET);
+    expect({ subject: got[0]!.subject, html: got[0]!.html, text: got[0]!.text, headers: got[0]!.headers }).toEqual({
+      subject: before.subject,
+      html: before.html,
+      text: before.text,
+      headers: before.headers,
+    });
   }
+}
 
+/** The template is registered once and reused, whatever stopped the run before. */
+function registeringTheTemplate(ctx: TemplateContext) {
   it('sends each recipient the same message as a whole copy, with one template created and published', async () => {
-    const report = await run(opened.store);
+    const report = await run(ctx.opened.store);
     expect(report).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
-    expectEveryoneServedOnceAsBefore();
+    expectEveryoneServedOnceAsBefore(ctx);
     expect(templateRequests('template-created')).toBe(1);
     expect(templateRequests('template-published')).toBe(1);
     const [template] = [...fake.templates.values()];
-    expect(template).toMatchObject({ status: 'published', alias: digestTemplateOf(content)!.alias, variables: [expect.objectContaining({ key: 'LINK_TOKEN' }), expect.objectContaining({ key: 'SHARE_CODE' })] });
+    expect(template).toMatchObject({ status: 'published', alias: digestTemplateOf(ctx.content)!.alias, variables: [expect.objectContaining({ key: 'LINK_TOKEN' }), expect.objectContaining({ key: 'SHARE_CODE' })] });
     // What made copies heavy is now sent once: a batch carries the token, not the body.
     expect(template!.html.length).toBeGreaterThan(10_000);
   });
@@ -109,41 +101,44 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
     fake.onBatchAccepted = () => {
       if (fake.forRecap(RECAP.date).length === 100) fake.outage = true;
     };
-    const stopped = await run(opened.store);
+    const stopped = await run(ctx.opened.store);
     expect(stopped.outcome).toBe('stopped');
     expect(stopped.message).toMatch(/the provider kept failing/);
     fake.onBatchAccepted = null;
     fake.outage = false;
-    const resumed = await run(opened.store);
+    const resumed = await run(ctx.opened.store);
     expect(resumed).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS - 100 });
-    expectEveryoneServedOnceAsBefore();
+    expectEveryoneServedOnceAsBefore(ctx);
     expect(templateRequests('template-created')).toBe(1);
     expect(fake.templates.size).toBe(1);
   });
 
   it('stops before writing any batch when the provider is down as the template is registered, and the rerun sends everything once', async () => {
     fake.outage = true;
-    const stopped = await run(opened.store);
+    const stopped = await run(ctx.opened.store);
     fake.outage = false;
     expect(stopped).toMatchObject({ outcome: 'stopped', sent: 0 });
     expect(stopped.message).toMatch(/the provider kept failing: template launched-weekly-digest-2025-07-14-[0-9a-f]{16}: service_unavailable \(HTTP 503\)/);
-    expect(await opened.store.openDigestBatches(RECAP.date)).toEqual([]);
+    expect(await ctx.opened.store.openDigestBatches(RECAP.date)).toEqual([]);
     expect(fake.templates.size).toBe(0);
-    expect(await run(opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
-    expectEveryoneServedOnceAsBefore();
+    expect(await run(ctx.opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
+    expectEveryoneServedOnceAsBefore(ctx);
     expect(templateRequests('template-created')).toBe(1);
   });
 
   it('publishes a template an earlier run created but left a draft, instead of creating another', async () => {
-    const template = digestTemplateOf(content)!;
+    const template = digestTemplateOf(ctx.content)!;
     const draft = await new Resend('re_test_templates', { baseUrl: fake.url }).templates.create({ name: template.name, alias: template.alias, subject: template.subject, html: template.html, text: template.text, variables: template.variables.map((key) => ({ key, type: 'string' as const })) });
     expect(draft.error).toBeNull();
-    expect(await run(opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
-    expectEveryoneServedOnceAsBefore();
+    expect(await run(ctx.opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
+    expectEveryoneServedOnceAsBefore(ctx);
     expect(templateRequests('template-created')).toBe(1);
     expect(fake.templates.get(draft.data!.id)).toMatchObject({ status: 'published' });
   });
+}
 
+/** A template the provider lost, or has only as a draft again, stops the run like a failed batch. */
+function losingTheTemplateMidRun(ctx: TemplateContext) {
   it.each([
     ['gone (404)', () => fake.templates.clear(), 2],
     ['back to a draft (422)', () => [...fake.templates.values()].forEach((t) => (t.status = 'draft')), 1],
@@ -151,29 +146,32 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
     fake.onBatchAccepted = () => {
       if (fake.forRecap(RECAP.date).length === 100) spoil();
     };
-    const stopped = await run(opened.store);
+    const stopped = await run(ctx.opened.store);
     fake.onBatchAccepted = null;
     expect(stopped).toMatchObject({ outcome: 'stopped', sent: 100 });
     expect(stopped.message).toMatch(/the provider kept failing: template_unavailable/);
     expect(fake.requests.filter((r) => r.kind === 'template').length).toBe(1);
     // The provider refused the batch outright (nothing went out), so it is closed rather than left
     // pending: the rerun writes its readers into a new batch.
-    expect(await opened.store.openDigestBatches(RECAP.date)).toEqual([]);
+    expect(await ctx.opened.store.openDigestBatches(RECAP.date)).toEqual([]);
 
-    expect(await run(opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS - 100 });
-    expectEveryoneServedOnceAsBefore();
+    expect(await run(ctx.opened.store)).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS - 100 });
+    expectEveryoneServedOnceAsBefore(ctx);
     expect(templateRequests('template-created')).toBe(created);
   });
+}
 
+/** The outbox fills the same template in itself. */
+function fillingTheTemplateInTheOutbox(ctx: TemplateContext) {
   it('writes the same .eml files to the outbox as whole copies did, byte for byte', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lw-template-outbox-'));
     try {
-      expect(await run(opened.store, new OutboxMailer({ dir, from: FROM }))).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
+      expect(await run(ctx.opened.store, new OutboxMailer({ dir, from: FROM }))).toMatchObject({ outcome: 'sent', sent: SUBSCRIBERS });
       const emls = await readOutbox(dir);
       expect(emls).toHaveLength(SUBSCRIBERS);
-      const byAddress = new Map(subscribers.map((s) => [s.email, s]));
+      const byAddress = new Map(ctx.subscribers.map((s) => [s.email, s]));
       for (const eml of emls) {
-        const whole = messageFrom(content, byAddress.get(eml.to)!, SECRET);
+        const whole = messageFrom(ctx.content, byAddress.get(eml.to)!, SECRET);
         const before = await composeEml(whole, `<${eml.name.replace(/\.eml$/, '')}@outbox.launched-weekly>`);
         expect(comparable(eml.raw), eml.name).toBe(comparable(before.toString('utf8')));
       }
@@ -181,6 +179,27 @@ describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))
       await rm(dir, { recursive: true, force: true });
     }
   });
+}
+
+describe.each(storeBackends.filter((b) => b.name !== 'supabase' && b.available))('The digest through a template on $name', (backend) => {
+  const ctx = {} as TemplateContext;
+
+  beforeEach(async () => {
+    fake.messages.length = 0;
+    fake.requests.length = 0;
+    fake.templates.clear();
+    fake.outage = false;
+    fake.onBatchAccepted = null;
+    ctx.opened = await backend.open();
+    for (let i = 1; i <= SUBSCRIBERS; i++) await addSignup(ctx.opened.store, `reader${String(i).padStart(3, '0')}@example.com`, '/');
+    ctx.subscribers = await listActiveSubscribers(ctx.opened.store, null, SUBSCRIBERS + 1);
+    ctx.content = await wholeContent();
+    return () => ctx.opened.cleanup();
+  });
+
+  registeringTheTemplate(ctx);
+  losingTheTemplateMidRun(ctx);
+  fillingTheTemplateInTheOutbox(ctx);
 });
 
 /** An .eml without what differs between any two compositions: its Date and its MIME boundaries. */

@@ -200,6 +200,108 @@ describe('the Dockerfile', () => {
   });
 });
 
+/** The build stage's COPY and RUN lines, in order, in `workdir`; what each step did goes to `stepTimes`. */
+function replayBuildStage(workdir: string, stepTimes: string[]): void {
+  // npm ci may use the local npm cache (--prefer-offline).
+  // The machine's own environment (registry, proxy and CA settings) without the test runner's.
+  const buildEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV' && !name.startsWith('VITEST') && !name.startsWith('npm_')),
+  );
+  for (const instruction of buildStage) {
+    const started = Date.now();
+    if (instruction.keyword === 'COPY') {
+      const copied = copyFromContext(instruction.args, workdir, ignoreRules);
+      expect(copied.length, `COPY ${instruction.args} copied nothing`).toBeGreaterThan(0);
+      stepTimes.push(`COPY ${instruction.args} (${copied.length} files)`);
+    } else if (instruction.keyword === 'RUN') {
+      const command = instruction.args.replace(/^(--mount=\S+\s+)+/, '').replace(/\bnpm ci\b/, 'npm ci --prefer-offline');
+      const result = spawnSync('sh', ['-c', command], {
+        cwd: workdir,
+        env: buildEnv,
+        encoding: 'utf8',
+        timeout: 200_000,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      expect(result.status, `RUN ${command}\n${result.stdout}\n${result.stderr}`).toBe(0);
+      stepTimes.push(`RUN ${command} ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
+  }
+}
+
+/** Production dependencies only: the server's runtime ones are there, the build and test tools are not. */
+function expectProductionTreeOnly(workdir: string): void {
+  for (const runtime of ['express', 'pg', 'pino', 'svix', 'react-dom']) expect(existsSync(join(workdir, 'node_modules', runtime)), runtime).toBe(true);
+  // No TypeScript loader and no build-time tool is even installed: the image runs dist/bin's JavaScript.
+  for (const devOnly of ['tsx', 'esbuild', 'vite', 'vitest', 'typescript', 'eslint', 'playwright-core', 'satori', 'prettier', '@resvg/resvg-js']) expect(existsSync(join(workdir, 'node_modules', devOnly)), devOnly).toBe(false);
+  expect(existsSync(join(workdir, 'dist/client/index.html'))).toBe(true);
+  expect(existsSync(join(workdir, 'tests'))).toBe(false);
+}
+
+/** The runtime stage's environment: the image's ENV, then the operator's production environment, serving on `port`. */
+async function productionEnv(port: number, dataDir: string, databaseUrl: string): Promise<Record<string, string | undefined>> {
+  const imageEnv: Record<string, string> = Object.fromEntries(
+    runtimeArg('ENV')
+      .flatMap((args) => args.split(/\s+/))
+      .map((pair) => pair.split('=') as [string, string]),
+  );
+  const closedPort = await freePort();
+  return {
+    PATH: process.env.PATH,
+    ...imageEnv,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    SITE_URL: 'https://launchedweekly.example',
+    UNSUBSCRIBE_SECRET: 'image-steps-unsubscribe-secret-0123456789abcdef',
+    MAIL_FROM: 'Launched Weekly <digest@launchedweekly.example>',
+    RESEND_API_KEY: 're_image_steps_test_key',
+    // Nothing listens there: no e-mail can leave this test.
+    RESEND_BASE_URL: `http://127.0.0.1:${closedPort}`,
+    DIGEST_CRON: 'off',
+  };
+}
+
+/** Resolves once the server says it listens; rejects when it exits first or is not up within a minute. */
+function untilListening(server: ChildProcess, output: () => string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output()}`)), 60_000);
+    const check = () => {
+      if (/Launched Weekly on http:/.test(output())) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    server.stdout!.on('data', check);
+    server.stderr!.on('data', check);
+    server.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output()}`)));
+  });
+}
+
+/** The site at `base` answers from PostgreSQL: health, readiness, a recap page, and a signup stored in the database. */
+async function expectServesFromPostgres(base: string, databaseUrl: string): Promise<void> {
+  expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+  expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', store: 'postgres' });
+  const recap = recaps.find((r) => r.path === '/weekly-recap-april-13')!;
+  const page = await fetch(`${base}${recap.path}`);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).toContain(recap.headline);
+  // Absolute links use SITE_URL, not the address the request came to.
+  expect(html).toContain('https://launchedweekly.example/weekly-recap-april-13');
+  expect(page.headers.get('strict-transport-security')).toMatch(/max-age=31536000/);
+
+  const signup = await fetch(`${base}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'image@example.com' }) });
+  expect(signup.status).toBe(201);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    expect((await client.query('select email from public.email_signups')).rows).toEqual([{ email: 'image@example.com' }]);
+  } finally {
+    await client.end();
+  }
+}
+
 describe.skipIf(!postgresUrl)('the image steps, replayed', () => {
   let workdir: string;
   let dataDir: string;
@@ -223,65 +325,16 @@ describe.skipIf(!postgresUrl)('the image steps, replayed', () => {
   });
 
   it('builds, prunes to production dependencies, starts in production on PostgreSQL and answers', async () => {
-    // Build stage: COPY and RUN in order. npm ci may use the local npm cache (--prefer-offline).
-    // The machine's own environment (registry, proxy and CA settings) without the test runner's.
-    const buildEnv = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV' && !name.startsWith('VITEST') && !name.startsWith('npm_')),
-    );
-    for (const instruction of buildStage) {
-      const started = Date.now();
-      if (instruction.keyword === 'COPY') {
-        const copied = copyFromContext(instruction.args, workdir, ignoreRules);
-        expect(copied.length, `COPY ${instruction.args} copied nothing`).toBeGreaterThan(0);
-        stepTimes.push(`COPY ${instruction.args} (${copied.length} files)`);
-      } else if (instruction.keyword === 'RUN') {
-        const command = instruction.args.replace(/^(--mount=\S+\s+)+/, '').replace(/\bnpm ci\b/, 'npm ci --prefer-offline');
-        const result = spawnSync('sh', ['-c', command], {
-          cwd: workdir,
-          env: buildEnv,
-          encoding: 'utf8',
-          timeout: 200_000,
-          maxBuffer: 64 * 1024 * 1024,
-        });
-        expect(result.status, `RUN ${command}\n${result.stdout}\n${result.stderr}`).toBe(0);
-        stepTimes.push(`RUN ${command} ${((Date.now() - started) / 1000).toFixed(0)} s`);
-      }
-    }
+    replayBuildStage(workdir, stepTimes);
 
     // What the runtime stage copies (COPY --from=build /app /app), for bench/RESULTS.md.
     const sizeMiB = (path: string) => (Number(spawnSync('du', ['-sk', path], { encoding: 'utf8' }).stdout.split('\t')[0]) / 1024).toFixed(0);
     stepTimes.push(`/app after the build stage: ${sizeMiB(workdir)} MiB (node_modules ${sizeMiB(join(workdir, 'node_modules'))} MiB, dist ${sizeMiB(join(workdir, 'dist'))} MiB)`);
 
-    // Production dependencies only: the server's runtime ones are there, the build and test tools are not.
-    for (const runtime of ['express', 'pg', 'pino', 'svix', 'react-dom']) expect(existsSync(join(workdir, 'node_modules', runtime)), runtime).toBe(true);
-    // No TypeScript loader and no build-time tool is even installed: the image runs dist/bin's JavaScript.
-    for (const devOnly of ['tsx', 'esbuild', 'vite', 'vitest', 'typescript', 'eslint', 'playwright-core', 'satori', 'prettier', '@resvg/resvg-js']) expect(existsSync(join(workdir, 'node_modules', devOnly)), devOnly).toBe(false);
-    expect(existsSync(join(workdir, 'dist/client/index.html'))).toBe(true);
-    expect(existsSync(join(workdir, 'tests'))).toBe(false);
+    expectProductionTreeOnly(workdir);
 
-    // Runtime stage: the image's ENV, then the operator's production environment.
-    const imageEnv: Record<string, string> = Object.fromEntries(
-      runtimeArg('ENV')
-        .flatMap((args) => args.split(/\s+/))
-        .map((pair) => pair.split('=') as [string, string]),
-    );
     const port = await freePort();
-    const closedPort = await freePort();
-    const env: Record<string, string | undefined> = {
-      PATH: process.env.PATH,
-      ...imageEnv,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: database.url,
-      SITE_URL: 'https://launchedweekly.example',
-      UNSUBSCRIBE_SECRET: 'image-steps-unsubscribe-secret-0123456789abcdef',
-      MAIL_FROM: 'Launched Weekly <digest@launchedweekly.example>',
-      RESEND_API_KEY: 're_image_steps_test_key',
-      // Nothing listens there: no e-mail can leave this test.
-      RESEND_BASE_URL: `http://127.0.0.1:${closedPort}`,
-      DIGEST_CRON: 'off',
-    };
+    const env = await productionEnv(port, dataDir, database.url);
     expect(env.NODE_ENV).toBe('production');
     const [command, ...args] = execForm(runtimeArg('CMD')[0]!);
     expect(command).toBe('node');
@@ -290,41 +343,11 @@ describe.skipIf(!postgresUrl)('the image steps, replayed', () => {
     server = spawn(process.execPath, args, { cwd: workdir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 60_000);
-      const check = () => {
-        if (/Launched Weekly on http:/.test(output)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      server!.stdout!.on('data', check);
-      server!.stderr!.on('data', check);
-      server!.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
-    });
+    await untilListening(server, () => output);
     stepTimes.push(`CMD up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     const base = `http://127.0.0.1:${port}`;
 
-    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', store: 'postgres' });
-    const recap = recaps.find((r) => r.path === '/weekly-recap-april-13')!;
-    const page = await fetch(`${base}${recap.path}`);
-    expect(page.status).toBe(200);
-    const html = await page.text();
-    expect(html).toContain(recap.headline);
-    // Absolute links use SITE_URL, not the address the request came to.
-    expect(html).toContain('https://launchedweekly.example/weekly-recap-april-13');
-    expect(page.headers.get('strict-transport-security')).toMatch(/max-age=31536000/);
-
-    const signup = await fetch(`${base}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'image@example.com' }) });
-    expect(signup.status).toBe(201);
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      expect((await client.query('select email from public.email_signups')).rows).toEqual([{ email: 'image@example.com' }]);
-    } finally {
-      await client.end();
-    }
+    await expectServesFromPostgres(base, database.url);
 
     // The image's HEALTHCHECK command, as Docker runs it inside the container.
     const [healthCommand, ...healthArgs] = execForm(runtimeArg('HEALTHCHECK')[0]!.replace(/^(--\S+\s+)*CMD\s+/, ''));
