@@ -46,7 +46,26 @@ async function resultsOf(page: Page) {
 const product = recaps[5]!.entries[3]!;
 const QUERY = product.name.toLowerCase();
 
-describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
+/** The page's scroll position once it has stopped moving: the same for three frames in a row. */
+function scrollAtRest(page: Page): Promise<number> {
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        let last = -1;
+        let still = 0;
+        const watch = () => {
+          still = window.scrollY === last ? still + 1 : 0;
+          last = window.scrollY;
+          if (still >= 3) resolve(last);
+          else requestAnimationFrame(watch);
+        };
+        watch();
+      }),
+  );
+}
+
+/** The year list, and searching with and without JavaScript. */
+function listingAndSearch() {
   it('lists every week under its year, newest first, with a jump list of years', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await open(context, '/archive');
@@ -130,7 +149,10 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
     }
     await context.close();
   });
+}
 
+/** The reader's place in the archive, kept across Back and reload. */
+function placeOnReturn() {
   // The reader's place, whatever source the archive's page data comes from on the
   // way back (the browser's cache, or a fresh request that arrives late), and after a reload.
   for (const dataDelayMs of [0, 800]) {
@@ -149,22 +171,9 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
       await card.scrollIntoViewIfNeeded();
       await page.mouse.wheel(0, 200);
       await page.waitForFunction(() => window.scrollY > 1_400);
-      // The wheel's scroll may still be animating: the place is where it comes to rest (the same
-      // for three frames in a row), which is what the card saves when it is pressed.
-      const place = await page.evaluate(
-        () =>
-          new Promise<number>((resolve) => {
-            let last = -1;
-            let still = 0;
-            const watch = () => {
-              still = window.scrollY === last ? still + 1 : 0;
-              last = window.scrollY;
-              if (still >= 3) resolve(last);
-              else requestAnimationFrame(watch);
-            };
-            watch();
-          }),
-      );
+      // The wheel's scroll may still be animating: the place is where it comes to rest, which is what
+      // the card saves when it is pressed.
+      const place = await scrollAtRest(page);
       await card.click();
       await page.waitForURL(`${server.url}${oldest.path}`);
       await page.waitForFunction(() => window.scrollY === 0);
@@ -182,4 +191,9 @@ describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
       await context.close();
     });
   }
+}
+
+describe.skipIf(!chromiumAvailable)('the archive in Chromium', () => {
+  listingAndSearch();
+  placeOnReturn();
 });

@@ -76,219 +76,242 @@ afterAll(async () => {
   if (certDir) await rm(certDir, { recursive: true, force: true });
 });
 
+/** One test's world, made afresh before each test: a database, the app on it with a clock the test can move, and the digest's outbox. */
+interface Ctx {
+  store: Store;
+  sql: SqlClient;
+  cleanup: () => Promise<void>;
+  server: TestServer;
+  outbox: string;
+  now: Date;
+}
+
+/** The Monday job for WEEK, run by hand on the test's clock into the test's outbox. */
+function digest(ctx: Ctx, options: { testRecipient?: string } = {}) {
+  return runWeeklyDigest({
+    store: ctx.store,
+    mailer: new OutboxMailer({ dir: ctx.outbox, from: 'Launched Weekly <digest@localhost>' }),
+    recaps,
+    now: ctx.now,
+    siteUrl: ctx.server.url,
+    unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
+    mode: 'manual',
+    recapWeek: WEEK.date,
+    freshnessDays: 30,
+    timezone: 'UTC',
+    ...options,
+  });
+}
+
+/** Asks the app for a path as a client would, without following the redirect. */
+function go(ctx: Ctx, path: string, init: RequestInit & { from?: string; agent?: string; prefetch?: boolean } = {}) {
+  return fetch(`${ctx.server.url}${path}`, {
+    redirect: 'manual',
+    ...init,
+    headers: {
+      'user-agent': init.agent ?? READER_AGENT,
+      ...(init.from ? { 'x-forwarded-for': init.from } : {}),
+      ...(init.prefetch ? { 'sec-purpose': 'prefetch' } : {}),
+    },
+  });
+}
+
+/** How many clicks are counted for one entry of WEEK. */
+async function clicksOf(ctx: Ctx, entry: string) {
+  return (await ctx.store.engagementCounts()).clicks.find((row) => row.recapDate === WEEK.date && row.entry === entry)?.clicks ?? 0;
+}
+
+/** Where each /go/ link leads, and the links that lead nowhere. */
+function whereLinksLead(ctx: Ctx) {
+  it.skipIf(!chromiumAvailable)("Chromium follows every /go/ link of a reader's .eml to exactly the URL the e-mail linked before", async () => {
+    for (const email of READERS) await addSignup(ctx.store, email, '/');
+    expect(await digest(ctx)).toMatchObject({ outcome: 'sent', sent: READERS.length });
+    const eml = (await readOutbox(ctx.outbox)).find((mail) => mail.to === READERS[0])!;
+    const links = linksIn(eml, `${ctx.server.url}/go/`);
+    const entries = [...WEEK.entries.map((launch) => String(launch.rank)), 'page'];
+    expect(links).toEqual(entries.map((entry) => `${ctx.server.url}/go${WEEK.path}/${entry}`));
+    // The plain-text part carries the same links.
+    for (const link of links) expect(eml.text).toContain(link);
+
+    // The certificate is this run's own, so this browser context accepts it.
+    const context = await browser!.newContext({ userAgent: READER_AGENT, ignoreHTTPSErrors: true });
+    launchSite!.asked.length = 0;
+    const page = await context.newPage();
+    for (const [index, link] of links.entries()) {
+      const entry = entries[index]!;
+      await page.goto(link);
+      const landed = new URL(page.url());
+      expect(page.url(), link).toBe(linkedBefore(WEEK, ctx.server.url, entry));
+      expect(Object.fromEntries([...landed.searchParams].filter(([name]) => name.startsWith('utm_')))).toEqual({
+        utm_source: 'launched-weekly',
+        utm_medium: 'email',
+        utm_campaign: `weekly-recap-${WEEK.date}`,
+      });
+    }
+    await context.close();
+    expect(launchSite!.asked).toEqual(WEEK.entries.map((launch) => linkedBefore(WEEK, ctx.server.url, String(launch.rank))));
+    // Each link followed once, each counted once.
+    for (const entry of entries) expect(await clicksOf(ctx, entry), entry).toBe(1);
+  });
+
+  it('answers 404, never a redirect, for an unknown week or entry, or an absolute URL anywhere in the link', async () => {
+    const notFound = await go(ctx, '/go/weekly-recap-july-15/1');
+    expect(notFound.status).toBe(404);
+    const page404 = await notFound.text();
+    const paths = [
+      `/go${WEEK.path}/0`,
+      `/go${WEEK.path}/11`,
+      `/go${WEEK.path}/01`,
+      `/go${WEEK.path}/launch`,
+      `/go${WEEK.path}`,
+      `/go/2025-07-14/1`,
+      `/go${WEEK.path}/1/2`,
+      `/go/https://evil.example/1`,
+      `/go/https%3A%2F%2Fevil.example/1`,
+      `/go${WEEK.path}/https%3A%2F%2Fevil.example`,
+      `/go${WEEK.path}/1?to=https://evil.example`,
+      `/go${WEEK.path}/1?https%3A%2F%2Fevil.example`,
+      `/go//evil.example/1`,
+      `/go/%2F%2Fevil.example/1`,
+    ];
+    for (const path of paths) {
+      const response = await go(ctx, path);
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('location'), path).toBeNull();
+      await response.arrayBuffer();
+    }
+    expect(page404).toContain('</html>');
+    expect((await ctx.store.engagementCounts()).clicks).toEqual([]);
+  });
+
+  it('a coming week acts as if it did not exist: its test copy’s /go/ links are 404 until publication, then lead on', async () => {
+    ctx.now = BEFORE_PUBLICATION;
+    expect(await digest(ctx, { testRecipient: 'curator@readers.test' })).toMatchObject({ outcome: 'test-sent' });
+    const links = linksIn((await readOutbox(ctx.outbox))[0]!, `${ctx.server.url}/go/`);
+    expect(links).toHaveLength(11);
+    const unknownWeek = await (await go(ctx, '/go/weekly-recap-july-15/1')).text();
+    for (const link of links) {
+      const response = await go(ctx, new URL(link).pathname);
+      expect(response.status, link).toBe(404);
+      expect(await response.text(), link).toBe(unknownWeek);
+    }
+    ctx.now = AFTER_PUBLICATION;
+    const response = await go(ctx, new URL(links[0]!).pathname);
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe(linkedBefore(WEEK, ctx.server.url, '1'));
+  });
+}
+
+/** What a click counts, what it never counts, and what counting leaves in the database. */
+function clickCounting(ctx: Ctx) {
+  it('counts clicks per week and entry: 10 addresses 10, one address 5 times 1, HEAD, robots and prefetches 0; no row names a reader, token or address', async () => {
+    for (const email of READERS) await addSignup(ctx.store, email, '/');
+    const ids = await Promise.all(READERS.map(async (email) => (await ctx.store.findSubscriberByEmail(email))!.id));
+    expect(await digest(ctx)).toMatchObject({ outcome: 'sent', sent: READERS.length });
+    const tokens = (await readOutbox(ctx.outbox)).flatMap((mail) => [...mail.html.matchAll(/token=([^"&]+)/g)].map((m) => m[1]!));
+    expect(tokens.length).toBeGreaterThan(0);
+    // The list and the ledger name the readers, as they must; the clicks below must add no such row.
+    const namingBefore = await rowsNaming(ctx.sql, [...ids, ...READERS, ...tokens]);
+    const addresses = Array.from({ length: 10 }, (_, i) => `203.0.113.${i + 1}`);
+    const expectRedirect = async (response: Response, entry: string) => {
+      expect(response.status).toBe(302);
+      expect(response.headers.get('location')).toBe(linkedBefore(WEEK, ctx.server.url, entry));
+      expect(response.headers.get('cache-control')).toBe('no-store');
+    };
+    for (const from of addresses) await expectRedirect(await go(ctx, `/go${WEEK.path}/3`, { from }), '3');
+    for (let i = 0; i < 5; i += 1) await expectRedirect(await go(ctx, `/go${WEEK.path}/4`, { from: addresses[0] }), '4');
+    await expectRedirect(await go(ctx, `/go${WEEK.path}/5`, { method: 'HEAD', from: addresses[1] }), '5');
+    await expectRedirect(await go(ctx, `/go${WEEK.path}/6`, { agent: ROBOT_AGENT, from: addresses[2] }), '6');
+    await expectRedirect(await go(ctx, `/go${WEEK.path}/7`, { agent: 'curl/8.5.0', from: addresses[3] }), '7');
+    await expectRedirect(await go(ctx, `/go${WEEK.path}/8`, { prefetch: true, from: addresses[4] }), '8');
+    const counted = Object.fromEntries(await Promise.all(['3', '4', '5', '6', '7', '8'].map(async (entry) => [entry, await clicksOf(ctx, entry)])));
+    expect(counted).toEqual({ 3: 10, 4: 1, 5: 0, 6: 0, 7: 0, 8: 0 });
+
+    // Once the window has passed, the same client's click is a new one.
+    ctx.now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
+    await expectRedirect(await go(ctx, `/go${WEEK.path}/4`, { from: addresses[0] }), '4');
+    expect(await clicksOf(ctx, '4')).toBe(2);
+
+    expect(await rowsNaming(ctx.sql, [...ids, ...READERS, ...tokens])).toEqual(namingBefore);
+    expect(await rowsNaming(ctx.sql, addresses)).toEqual([]);
+    // What the window holds instead: keyed hashes, none of which is an address.
+    const window = await ctx.sql.query<{ click_key: string }>('select click_key from public.link_click_window');
+    expect(window.rows.length).toBeGreaterThan(0);
+    for (const row of window.rows) expect(row.click_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('one network moves a launch by at most its weekly cap, past it every request still gets its redirect and writes nothing but the counter', async () => {
+    const minutesLater = (minutes: number) => new Date(AFTER_PUBLICATION.getTime() + minutes * 60_000);
+    const tableSizes = async () => {
+      const result = await ctx.sql.query<{ window: string; counters: string }>(
+        'select (select count(*) from public.link_click_window) as window, (select count(*) from public.signup_rate_limits) as counters',
+      );
+      return { window: Number(result.rows[0]!.window), counters: Number(result.rows[0]!.counters) };
+    };
+    // One IPv4 client, a new request every 11 minutes: each one outside the repeat window.
+    for (let i = 0; i < CLICKS_PER_NETWORK_PER_WEEK; i += 1) {
+      ctx.now = minutesLater(11 * i);
+      expect((await go(ctx, `/go${WEEK.path}/2`, { from: '198.51.100.7' })).status).toBe(302);
+    }
+    expect(await clicksOf(ctx, '2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+    const atCap = await tableSizes();
+    for (let i = CLICKS_PER_NETWORK_PER_WEEK; i < CLICKS_PER_NETWORK_PER_WEEK + 20; i += 1) {
+      ctx.now = minutesLater(11 * i);
+      const response = await go(ctx, `/go${WEEK.path}/2`, { from: '198.51.100.7' });
+      expect(response.status).toBe(302);
+      expect(response.headers.get('location')).toBe(linkedBefore(WEEK, ctx.server.url, '2'));
+    }
+    expect(await clicksOf(ctx, '2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+    expect(await tableSizes()).toEqual(atCap);
+    // The cap is per entry and per network: another launch, and a neighbour's address, still count.
+    expect((await go(ctx, `/go${WEEK.path}/9`, { from: '198.51.100.7' })).status).toBe(302);
+    expect((await go(ctx, `/go${WEEK.path}/2`, { from: '198.51.100.8' })).status).toBe(302);
+    expect(await clicksOf(ctx, '9')).toBe(1);
+    expect(await clicksOf(ctx, '2')).toBe(CLICKS_PER_NETWORK_PER_WEEK + 1);
+
+    // Rotating through the /56 networks of one routed /48 is one network to the cap.
+    for (let subnet = 0; subnet < 3 * CLICKS_PER_NETWORK_PER_WEEK; subnet += 1) {
+      expect((await go(ctx, `/go${WEEK.path}/10`, { from: `2001:db8:7:${(subnet * 256).toString(16)}::1` })).status).toBe(302);
+    }
+    expect(await clicksOf(ctx, '10')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
+  });
+
+  it('a click leaves the expired window rows to housekeeping, which removes exactly those', async () => {
+    for (const [index, from] of ['192.0.2.1', '192.0.2.2', '192.0.2.3'].entries()) {
+      expect((await go(ctx, `/go${WEEK.path}/${index + 1}`, { from })).status).toBe(302);
+    }
+    ctx.now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
+    expect((await go(ctx, `/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
+    // The same client's click after its window counts again, taking over its expired row.
+    expect((await go(ctx, `/go${WEEK.path}/1`, { from: '192.0.2.1' })).status).toBe(302);
+    expect(await clicksOf(ctx, '1')).toBe(3);
+    const windowRows = async () => Number((await ctx.sql.query<{ n: string }>('select count(*) as n from public.link_click_window')).rows[0]!.n);
+    expect(await windowRows()).toBe(4);
+    expect(await ctx.store.pruneLinkClickWindow(ctx.now)).toBe(2);
+    expect(await windowRows()).toBe(2);
+    // The rows still inside their window keep working: a repeat is not counted again.
+    expect((await go(ctx, `/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
+    expect(await clicksOf(ctx, '1')).toBe(3);
+  });
+}
+
 for (const backend of sqlBackends) {
   describe.skipIf(!backend.available)(`/go/ links on ${backend.name}`, () => {
-    let store: Store;
-    let sql: SqlClient;
-    let cleanup: () => Promise<void>;
-    let server: TestServer;
-    let outbox: string;
-    let now: Date;
+    const ctx = {} as Ctx;
 
     beforeEach(async () => {
-      ({ store, sql, cleanup } = await backend.open());
-      now = AFTER_PUBLICATION;
-      server = await startTestServer({ store, config: { trustProxy: 1 }, publishing: { recaps, clock: () => now, timeZone: 'UTC' } });
-      outbox = await mkdtemp(join(tmpdir(), 'lw-go-outbox-'));
+      ({ store: ctx.store, sql: ctx.sql, cleanup: ctx.cleanup } = await backend.open());
+      ctx.now = AFTER_PUBLICATION;
+      ctx.server = await startTestServer({ store: ctx.store, config: { trustProxy: 1 }, publishing: { recaps, clock: () => ctx.now, timeZone: 'UTC' } });
+      ctx.outbox = await mkdtemp(join(tmpdir(), 'lw-go-outbox-'));
     });
     afterEach(async () => {
-      await server.close();
-      await cleanup();
-      await rm(outbox, { recursive: true, force: true });
+      await ctx.server.close();
+      await ctx.cleanup();
+      await rm(ctx.outbox, { recursive: true, force: true });
     });
 
-    const digest = (options: { testRecipient?: string } = {}) =>
-      runWeeklyDigest({
-        store,
-        mailer: new OutboxMailer({ dir: outbox, from: 'Launched Weekly <digest@localhost>' }),
-        recaps,
-        now,
-        siteUrl: server.url,
-        unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-        mode: 'manual',
-        recapWeek: WEEK.date,
-        freshnessDays: 30,
-        timezone: 'UTC',
-        ...options,
-      });
-    const go = (path: string, init: RequestInit & { from?: string; agent?: string; prefetch?: boolean } = {}) =>
-      fetch(`${server.url}${path}`, {
-        redirect: 'manual',
-        ...init,
-        headers: {
-          'user-agent': init.agent ?? READER_AGENT,
-          ...(init.from ? { 'x-forwarded-for': init.from } : {}),
-          ...(init.prefetch ? { 'sec-purpose': 'prefetch' } : {}),
-        },
-      });
-    const clicksOf = async (entry: string) => (await store.engagementCounts()).clicks.find((row) => row.recapDate === WEEK.date && row.entry === entry)?.clicks ?? 0;
-
-    it.skipIf(!chromiumAvailable)("Chromium follows every /go/ link of a reader's .eml to exactly the URL the e-mail linked before", async () => {
-      for (const email of READERS) await addSignup(store, email, '/');
-      expect(await digest()).toMatchObject({ outcome: 'sent', sent: READERS.length });
-      const eml = (await readOutbox(outbox)).find((mail) => mail.to === READERS[0])!;
-      const links = linksIn(eml, `${server.url}/go/`);
-      const entries = [...WEEK.entries.map((launch) => String(launch.rank)), 'page'];
-      expect(links).toEqual(entries.map((entry) => `${server.url}/go${WEEK.path}/${entry}`));
-      // The plain-text part carries the same links.
-      for (const link of links) expect(eml.text).toContain(link);
-
-      // The certificate is this run's own, so this browser context accepts it.
-      const context = await browser!.newContext({ userAgent: READER_AGENT, ignoreHTTPSErrors: true });
-      launchSite!.asked.length = 0;
-      const page = await context.newPage();
-      for (const [index, link] of links.entries()) {
-        const entry = entries[index]!;
-        await page.goto(link);
-        const landed = new URL(page.url());
-        expect(page.url(), link).toBe(linkedBefore(WEEK, server.url, entry));
-        expect(Object.fromEntries([...landed.searchParams].filter(([name]) => name.startsWith('utm_')))).toEqual({
-          utm_source: 'launched-weekly',
-          utm_medium: 'email',
-          utm_campaign: `weekly-recap-${WEEK.date}`,
-        });
-      }
-      await context.close();
-      expect(launchSite!.asked).toEqual(WEEK.entries.map((launch) => linkedBefore(WEEK, server.url, String(launch.rank))));
-      // Each link followed once, each counted once.
-      for (const entry of entries) expect(await clicksOf(entry), entry).toBe(1);
-    });
-
-    it('answers 404, never a redirect, for an unknown week or entry, or an absolute URL anywhere in the link', async () => {
-      const notFound = await go('/go/weekly-recap-july-15/1');
-      expect(notFound.status).toBe(404);
-      const page404 = await notFound.text();
-      const paths = [
-        `/go${WEEK.path}/0`,
-        `/go${WEEK.path}/11`,
-        `/go${WEEK.path}/01`,
-        `/go${WEEK.path}/launch`,
-        `/go${WEEK.path}`,
-        `/go/2025-07-14/1`,
-        `/go${WEEK.path}/1/2`,
-        `/go/https://evil.example/1`,
-        `/go/https%3A%2F%2Fevil.example/1`,
-        `/go${WEEK.path}/https%3A%2F%2Fevil.example`,
-        `/go${WEEK.path}/1?to=https://evil.example`,
-        `/go${WEEK.path}/1?https%3A%2F%2Fevil.example`,
-        `/go//evil.example/1`,
-        `/go/%2F%2Fevil.example/1`,
-      ];
-      for (const path of paths) {
-        const response = await go(path);
-        expect(response.status, path).toBe(404);
-        expect(response.headers.get('location'), path).toBeNull();
-        await response.arrayBuffer();
-      }
-      expect(page404).toContain('</html>');
-      expect((await store.engagementCounts()).clicks).toEqual([]);
-    });
-
-    it('a coming week acts as if it did not exist: its test copy’s /go/ links are 404 until publication, then lead on', async () => {
-      now = BEFORE_PUBLICATION;
-      expect(await digest({ testRecipient: 'curator@readers.test' })).toMatchObject({ outcome: 'test-sent' });
-      const links = linksIn((await readOutbox(outbox))[0]!, `${server.url}/go/`);
-      expect(links).toHaveLength(11);
-      const unknownWeek = await (await go('/go/weekly-recap-july-15/1')).text();
-      for (const link of links) {
-        const response = await go(new URL(link).pathname);
-        expect(response.status, link).toBe(404);
-        expect(await response.text(), link).toBe(unknownWeek);
-      }
-      now = AFTER_PUBLICATION;
-      const response = await go(new URL(links[0]!).pathname);
-      expect(response.status).toBe(302);
-      expect(response.headers.get('location')).toBe(linkedBefore(WEEK, server.url, '1'));
-    });
-
-    it('counts clicks per week and entry: 10 addresses 10, one address 5 times 1, HEAD, robots and prefetches 0; no row names a reader, token or address', async () => {
-      for (const email of READERS) await addSignup(store, email, '/');
-      const ids = await Promise.all(READERS.map(async (email) => (await store.findSubscriberByEmail(email))!.id));
-      expect(await digest()).toMatchObject({ outcome: 'sent', sent: READERS.length });
-      const tokens = (await readOutbox(outbox)).flatMap((mail) => [...mail.html.matchAll(/token=([^"&]+)/g)].map((m) => m[1]!));
-      expect(tokens.length).toBeGreaterThan(0);
-      // The list and the ledger name the readers, as they must; the clicks below must add no such row.
-      const namingBefore = await rowsNaming(sql, [...ids, ...READERS, ...tokens]);
-      const addresses = Array.from({ length: 10 }, (_, i) => `203.0.113.${i + 1}`);
-      const expectRedirect = async (response: Response, entry: string) => {
-        expect(response.status).toBe(302);
-        expect(response.headers.get('location')).toBe(linkedBefore(WEEK, server.url, entry));
-        expect(response.headers.get('cache-control')).toBe('no-store');
-      };
-      for (const from of addresses) await expectRedirect(await go(`/go${WEEK.path}/3`, { from }), '3');
-      for (let i = 0; i < 5; i += 1) await expectRedirect(await go(`/go${WEEK.path}/4`, { from: addresses[0] }), '4');
-      await expectRedirect(await go(`/go${WEEK.path}/5`, { method: 'HEAD', from: addresses[1] }), '5');
-      await expectRedirect(await go(`/go${WEEK.path}/6`, { agent: ROBOT_AGENT, from: addresses[2] }), '6');
-      await expectRedirect(await go(`/go${WEEK.path}/7`, { agent: 'curl/8.5.0', from: addresses[3] }), '7');
-      await expectRedirect(await go(`/go${WEEK.path}/8`, { prefetch: true, from: addresses[4] }), '8');
-      const counted = Object.fromEntries(await Promise.all(['3', '4', '5', '6', '7', '8'].map(async (entry) => [entry, await clicksOf(entry)])));
-      expect(counted).toEqual({ 3: 10, 4: 1, 5: 0, 6: 0, 7: 0, 8: 0 });
-
-      // Once the window has passed, the same client's click is a new one.
-      now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
-      await expectRedirect(await go(`/go${WEEK.path}/4`, { from: addresses[0] }), '4');
-      expect(await clicksOf('4')).toBe(2);
-
-      expect(await rowsNaming(sql, [...ids, ...READERS, ...tokens])).toEqual(namingBefore);
-      expect(await rowsNaming(sql, addresses)).toEqual([]);
-      // What the window holds instead: keyed hashes, none of which is an address.
-      const window = await sql.query<{ click_key: string }>('select click_key from public.link_click_window');
-      expect(window.rows.length).toBeGreaterThan(0);
-      for (const row of window.rows) expect(row.click_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    });
-
-    it('one network moves a launch by at most its weekly cap, past it every request still gets its redirect and writes nothing but the counter', async () => {
-      const minutesLater = (minutes: number) => new Date(AFTER_PUBLICATION.getTime() + minutes * 60_000);
-      const tableSizes = async () => {
-        const result = await sql.query<{ window: string; counters: string }>(
-          'select (select count(*) from public.link_click_window) as window, (select count(*) from public.signup_rate_limits) as counters',
-        );
-        return { window: Number(result.rows[0]!.window), counters: Number(result.rows[0]!.counters) };
-      };
-      // One IPv4 client, a new request every 11 minutes: each one outside the repeat window.
-      for (let i = 0; i < CLICKS_PER_NETWORK_PER_WEEK; i += 1) {
-        now = minutesLater(11 * i);
-        expect((await go(`/go${WEEK.path}/2`, { from: '198.51.100.7' })).status).toBe(302);
-      }
-      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
-      const atCap = await tableSizes();
-      for (let i = CLICKS_PER_NETWORK_PER_WEEK; i < CLICKS_PER_NETWORK_PER_WEEK + 20; i += 1) {
-        now = minutesLater(11 * i);
-        const response = await go(`/go${WEEK.path}/2`, { from: '198.51.100.7' });
-        expect(response.status).toBe(302);
-        expect(response.headers.get('location')).toBe(linkedBefore(WEEK, server.url, '2'));
-      }
-      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
-      expect(await tableSizes()).toEqual(atCap);
-      // The cap is per entry and per network: another launch, and a neighbour's address, still count.
-      expect((await go(`/go${WEEK.path}/9`, { from: '198.51.100.7' })).status).toBe(302);
-      expect((await go(`/go${WEEK.path}/2`, { from: '198.51.100.8' })).status).toBe(302);
-      expect(await clicksOf('9')).toBe(1);
-      expect(await clicksOf('2')).toBe(CLICKS_PER_NETWORK_PER_WEEK + 1);
-
-      // Rotating through the /56 networks of one routed /48 is one network to the cap.
-      for (let subnet = 0; subnet < 3 * CLICKS_PER_NETWORK_PER_WEEK; subnet += 1) {
-        expect((await go(`/go${WEEK.path}/10`, { from: `2001:db8:7:${(subnet * 256).toString(16)}::1` })).status).toBe(302);
-      }
-      expect(await clicksOf('10')).toBe(CLICKS_PER_NETWORK_PER_WEEK);
-    });
-
-    it('a click leaves the expired window rows to housekeeping, which removes exactly those', async () => {
-      for (const [index, from] of ['192.0.2.1', '192.0.2.2', '192.0.2.3'].entries()) {
-        expect((await go(`/go${WEEK.path}/${index + 1}`, { from })).status).toBe(302);
-      }
-      now = new Date(AFTER_PUBLICATION.getTime() + (CLICK_WINDOW_SECONDS + 1) * 1000);
-      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
-      // The same client's click after its window counts again, taking over its expired row.
-      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.1' })).status).toBe(302);
-      expect(await clicksOf('1')).toBe(3);
-      const windowRows = async () => Number((await sql.query<{ n: string }>('select count(*) as n from public.link_click_window')).rows[0]!.n);
-      expect(await windowRows()).toBe(4);
-      expect(await store.pruneLinkClickWindow(now)).toBe(2);
-      expect(await windowRows()).toBe(2);
-      // The rows still inside their window keep working: a repeat is not counted again.
-      expect((await go(`/go${WEEK.path}/1`, { from: '192.0.2.9' })).status).toBe(302);
-      expect(await clicksOf('1')).toBe(3);
-    });
+    whereLinksLead(ctx);
+    clickCounting(ctx);
   });
 }

@@ -39,7 +39,8 @@ async function open(path: string, target: BrowserContext = context, waitUntil: '
 
 const toast = (page: Page, title: string) => page.locator('[data-sonner-toast]', { hasText: title });
 
-describe.skipIf(!chromiumAvailable)('in Chromium', () => {
+/** Every page hydrating cleanly, and the links that move the reader around the site. */
+function pagesAndNavigation() {
   it('every page hydrates with no console error or warning', async () => {
     const paths = ['/', '/archive', '/about', ...recaps.map((r) => r.path), '/no-such-page'];
     // A few pages at a time; each is done once hydrated, with no wait for the network to go quiet.
@@ -92,7 +93,10 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
     });
     await page.close();
   });
+}
 
+/** Where the archive puts the reader back, and how links out of the site open. */
+function archiveScrollAndExternalLinks() {
   it('the archive restores its scroll position (back button and nav link); other pages start at the top', async () => {
     const page = await open('/archive');
     await signupFormHydrated(page);
@@ -136,121 +140,112 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
     }
     await page.close();
   });
+}
 
-  describe('signup', () => {
-    it('an empty or @-less address shows "Invalid email" and sends nothing', async () => {
-      const page = await open('/');
-      await signupFormHydrated(page);
-      let requests = 0;
-      page.on('request', (request) => {
-        if (request.url().endsWith('/api/subscribe')) requests++;
-      });
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Invalid email').waitFor();
-      await expect(toast(page, 'Invalid email').textContent()).resolves.toContain('Please enter a valid email address.');
-      await page.getByPlaceholder('Enter your email').fill('reader.example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await expect(toast(page, 'Invalid email').count()).resolves.toBeGreaterThanOrEqual(1);
-      expect(requests).toBe(0);
-      await page.close();
+/** The form with JavaScript: checking the address, the submitting state, and success. */
+function signupValidationAndSuccess() {
+  it('an empty or @-less address shows "Invalid email" and sends nothing', async () => {
+    const page = await open('/');
+    await signupFormHydrated(page);
+    let requests = 0;
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/subscribe')) requests++;
     });
-
-    it('shows the submitting state, then "You\'re In!", clears the input and saves one row', async () => {
-      const page = await open('/archive');
-      await signupFormHydrated(page);
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      await page.route('**/api/subscribe', async (route) => {
-        await held;
-        await route.continue();
-      });
-      const input = page.getByPlaceholder('Enter your email');
-      await input.fill('  Browser.Reader@Example.com ');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      const button = page.getByRole('button', { name: 'Subscribing...' });
-      await button.waitFor();
-      expect(await button.isDisabled()).toBe(true);
-      expect(await input.isDisabled()).toBe(true);
-      release();
-      await toast(page, "You're In!").waitFor();
-      await expect(toast(page, "You're In!").textContent()).resolves.toContain("Now you'll know what's hot before it hits your group chat.");
-      expect(await input.inputValue()).toBe('');
-      expect(await input.isDisabled()).toBe(false);
-      const record = await server.store.findSubscriberByEmail('browser.reader@example.com');
-      expect(record?.active).toBe(true);
-
-      await input.fill('BROWSER.reader@example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Already subscribed!').waitFor();
-      await expect(toast(page, 'Already subscribed!').textContent()).resolves.toContain('This email is already on our list.');
-      expect(await input.inputValue()).toBe('BROWSER.reader@example.com');
-      await page.close();
-    });
-
-    it('a network failure shows "Something went wrong" / "Please try again later."', async () => {
-      const page = await open('/about');
-      await signupFormHydrated(page);
-      await page.route('**/api/subscribe', (route) => route.abort('connectionrefused'));
-      await page.getByPlaceholder('Enter your email').fill('offline@example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Something went wrong').waitFor();
-      await expect(toast(page, 'Something went wrong').textContent()).resolves.toContain('Please try again later.');
-      expect(await toast(page, 'Something went wrong').getAttribute('data-type')).toBe('error');
-      await page.close();
-    });
-
-    it('a stopped store shows "Something went wrong" with the server’s message', async () => {
-      const broken = await startTestServer();
-      const page = await context.newPage();
-      await page.goto(`${broken.url}/weekly-recap-march-2`, { waitUntil: 'networkidle' });
-      await signupFormHydrated(page);
-      await broken.store.close();
-      await page.getByPlaceholder('Enter your email').fill('late@example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Something went wrong').waitFor();
-      await expect(toast(page, 'Something went wrong').textContent()).resolves.toContain('Please try again later.');
-      await page.close();
-      await broken.close().catch(() => {});
-    });
-
-    it('a server-side rejection shows its message', async () => {
-      const page = await open('/');
-      await signupFormHydrated(page);
-      await page.getByPlaceholder('Enter your email').fill('reader@localhost');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Invalid email').waitFor();
-      await expect(toast(page, 'Invalid email').textContent()).resolves.toContain('The part after the @ is not a valid domain');
-      await page.close();
-    });
-
-    it('at most 3 toasts are visible at once', async () => {
-      const page = await open('/');
-      await signupFormHydrated(page);
-      for (let i = 0; i < 5; i++) await page.getByRole('button', { name: 'Subscribe' }).click();
-      await toast(page, 'Invalid email').first().waitFor();
-      await page.waitForTimeout(500);
-      const visible = await page.locator('[data-sonner-toast][data-visible="true"]').count();
-      expect(visible).toBe(3);
-      await page.close();
-    });
-
-    it('works without JavaScript: the form posts and the reader lands back at it with the outcome', async () => {
-      const noScript = await browser.newContext({ javaScriptEnabled: false });
-      const page = await open('/weekly-recap-april-20', noScript);
-      await page.getByPlaceholder('Enter your email').fill('NoScript.Reader@example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await page.waitForURL(`${server.url}/weekly-recap-april-20?signup=subscribed#email-signup`);
-      await expect(page.getByRole('status').textContent()).resolves.toBe("You're In! Now you'll know what's hot before it hits your group chat.");
-      expect((await server.store.findSubscriberByEmail('noscript.reader@example.com'))?.active).toBe(true);
-
-      await page.getByPlaceholder('Enter your email').fill('noscript.reader@example.com');
-      await page.getByRole('button', { name: 'Subscribe' }).click();
-      await page.waitForURL(/signup=already-subscribed/);
-      await expect(page.getByRole('status').textContent()).resolves.toBe('Already subscribed! This email is already on our list.');
-      await noScript.close();
-    });
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Invalid email').waitFor();
+    await expect(toast(page, 'Invalid email').textContent()).resolves.toContain('Please enter a valid email address.');
+    await page.getByPlaceholder('Enter your email').fill('reader.example.com');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await expect(toast(page, 'Invalid email').count()).resolves.toBeGreaterThanOrEqual(1);
+    expect(requests).toBe(0);
+    await page.close();
   });
 
+  it('shows the submitting state, then "You\'re In!", clears the input and saves one row', async () => {
+    const page = await open('/archive');
+    await signupFormHydrated(page);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/api/subscribe', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const input = page.getByPlaceholder('Enter your email');
+    await input.fill('  Browser.Reader@Example.com ');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    const button = page.getByRole('button', { name: 'Subscribing...' });
+    await button.waitFor();
+    expect(await button.isDisabled()).toBe(true);
+    expect(await input.isDisabled()).toBe(true);
+    release();
+    await toast(page, "You're In!").waitFor();
+    await expect(toast(page, "You're In!").textContent()).resolves.toContain("Now you'll know what's hot before it hits your group chat.");
+    expect(await input.inputValue()).toBe('');
+    expect(await input.isDisabled()).toBe(false);
+    const record = await server.store.findSubscriberByEmail('browser.reader@example.com');
+    expect(record?.active).toBe(true);
+
+    await input.fill('BROWSER.reader@example.com');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Already subscribed!').waitFor();
+    await expect(toast(page, 'Already subscribed!').textContent()).resolves.toContain('This email is already on our list.');
+    expect(await input.inputValue()).toBe('BROWSER.reader@example.com');
+    await page.close();
+  });
+}
+
+/** The form with JavaScript when the signup fails, and how many toasts it stacks. */
+function signupErrorToasts() {
+  it('a network failure shows "Something went wrong" / "Please try again later."', async () => {
+    const page = await open('/about');
+    await signupFormHydrated(page);
+    await page.route('**/api/subscribe', (route) => route.abort('connectionrefused'));
+    await page.getByPlaceholder('Enter your email').fill('offline@example.com');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Something went wrong').waitFor();
+    await expect(toast(page, 'Something went wrong').textContent()).resolves.toContain('Please try again later.');
+    expect(await toast(page, 'Something went wrong').getAttribute('data-type')).toBe('error');
+    await page.close();
+  });
+
+  it('a stopped store shows "Something went wrong" with the server’s message', async () => {
+    const broken = await startTestServer();
+    const page = await context.newPage();
+    await page.goto(`${broken.url}/weekly-recap-march-2`, { waitUntil: 'networkidle' });
+    await signupFormHydrated(page);
+    await broken.store.close();
+    await page.getByPlaceholder('Enter your email').fill('late@example.com');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Something went wrong').waitFor();
+    await expect(toast(page, 'Something went wrong').textContent()).resolves.toContain('Please try again later.');
+    await page.close();
+    await broken.close().catch(() => {});
+  });
+
+  it('a server-side rejection shows its message', async () => {
+    const page = await open('/');
+    await signupFormHydrated(page);
+    await page.getByPlaceholder('Enter your email').fill('reader@localhost');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Invalid email').waitFor();
+    await expect(toast(page, 'Invalid email').textContent()).resolves.toContain('The part after the @ is not a valid domain');
+    await page.close();
+  });
+
+  it('at most 3 toasts are visible at once', async () => {
+    const page = await open('/');
+    await signupFormHydrated(page);
+    for (let i = 0; i < 5; i++) await page.getByRole('button', { name: 'Subscribe' }).click();
+    await toast(page, 'Invalid email').first().waitFor();
+    await page.waitForTimeout(500);
+    const visible = await page.locator('[data-sonner-toast][data-visible="true"]').count();
+    expect(visible).toBe(3);
+    await page.close();
+  });
+}
+
+/** The top bar on a narrow screen, and an accessibility audit of the main pages. */
+function layoutAndAccessibility() {
   it('the top bar fits a 320 px screen with all four entries visible, even in a font much wider than any installed one', async () => {
     // A reader's device may substitute any font (Debian's DejaVu Sans overflowed the bar by 7 px).
     // Rather than depend on the fonts this machine has, widen whatever font is there: if the bar
@@ -298,4 +293,32 @@ describe.skipIf(!chromiumAvailable)('in Chromium', () => {
     await audit.close();
     expect(found).toEqual([]);
   }, 120_000);
+}
+
+describe.skipIf(!chromiumAvailable)('in Chromium', () => {
+  pagesAndNavigation();
+  archiveScrollAndExternalLinks();
+
+  describe('signup', () => {
+    signupValidationAndSuccess();
+    signupErrorToasts();
+
+    it('works without JavaScript: the form posts and the reader lands back at it with the outcome', async () => {
+      const noScript = await browser.newContext({ javaScriptEnabled: false });
+      const page = await open('/weekly-recap-april-20', noScript);
+      await page.getByPlaceholder('Enter your email').fill('NoScript.Reader@example.com');
+      await page.getByRole('button', { name: 'Subscribe' }).click();
+      await page.waitForURL(`${server.url}/weekly-recap-april-20?signup=subscribed#email-signup`);
+      await expect(page.getByRole('status').textContent()).resolves.toBe("You're In! Now you'll know what's hot before it hits your group chat.");
+      expect((await server.store.findSubscriberByEmail('noscript.reader@example.com'))?.active).toBe(true);
+
+      await page.getByPlaceholder('Enter your email').fill('noscript.reader@example.com');
+      await page.getByRole('button', { name: 'Subscribe' }).click();
+      await page.waitForURL(/signup=already-subscribed/);
+      await expect(page.getByRole('status').textContent()).resolves.toBe('Already subscribed! This email is already on our list.');
+      await noScript.close();
+    });
+  });
+
+  layoutAndAccessibility();
 });

@@ -29,6 +29,34 @@ afterAll(async () => {
 const subscribeJson = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, source: '/' }) });
 
+/** Signs up through the home page's form in Chromium and returns the text of the toast that answers. */
+async function signUpInChromium(server: TestServer, email: string): Promise<string | null> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(server.url);
+    await signupFormHydrated(page);
+    await page.locator('#email-signup input[type=email]').fill(email);
+    await page.locator('#email-signup button[type=submit]').click();
+    const toast = page.locator('[data-sonner-toast]', { hasText: CHECK_INBOX });
+    await toast.waitFor();
+    return await toast.textContent();
+  } finally {
+    await page.close();
+  }
+}
+
+/** Opens a confirmation link in Chromium and presses its button, as the reader does. */
+async function confirmInChromium(link: string): Promise<void> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(link);
+    await page.getByRole('button', { name: 'Confirm my subscription' }).click();
+    await page.getByRole('heading', { name: 'You are subscribed' }).waitFor();
+  } finally {
+    await page.close();
+  }
+}
+
 const kinds = [
   { name: 'PGlite', available: true, open: async () => ({ store: undefined as Store | undefined, drop: async () => {} }) },
   {
@@ -66,18 +94,7 @@ for (const kind of kinds) {
     const mailTo = async (email: string) => (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
 
     it('a signup in Chromium shows “Check your inbox” and leaves one confirmation .eml; pressing its button makes the address active', async () => {
-      const page = await browser.newPage();
-      try {
-        await page.goto(server.url);
-        await signupFormHydrated(page);
-        await page.locator('#email-signup input[type=email]').fill('  Reader.One@Example.com ');
-        await page.locator('#email-signup button[type=submit]').click();
-        const toast = page.locator('[data-sonner-toast]', { hasText: CHECK_INBOX });
-        await toast.waitFor();
-        expect(await toast.textContent()).toContain(CHECK_INBOX_TEXT);
-      } finally {
-        await page.close();
-      }
+      expect(await signUpInChromium(server, '  Reader.One@Example.com ')).toContain(CHECK_INBOX_TEXT);
       const subscriber = await server.store.findSubscriberByEmail('reader.one@example.com');
       expect(subscriber).toMatchObject({ status: 'pending', active: false });
 
@@ -94,14 +111,7 @@ for (const kind of kinds) {
       expect(await scanned.text()).toContain('Confirm my subscription');
       expect((await server.store.findSubscriber(subscriber!.id))?.status).toBe('pending');
 
-      const page2 = await browser.newPage();
-      try {
-        await page2.goto(link!);
-        await page2.getByRole('button', { name: 'Confirm my subscription' }).click();
-        await page2.getByRole('heading', { name: 'You are subscribed' }).waitFor();
-      } finally {
-        await page2.close();
-      }
+      await confirmInChromium(link!);
       const details = await server.store.subscriberDetails(subscriber!.id);
       expect(details).toMatchObject({ status: 'active', source: '/' });
       expect(details!.confirmedAt).toBeInstanceOf(Date);

@@ -43,41 +43,35 @@ const OLD_EXPORT = [
   '7f1c1a52-0000-4000-8000-000000000007,two@@example.com,2025-03-06 09:00:00+00',
 ].join('\n');
 
-describe('npm run subscribers', { timeout: 120_000 }, () => {
-  let dir: string;
-  let dataDir: string;
+/** Where one run of these tests works: a temporary folder holding the CSV files and the data folder they import into. */
+interface Ctx {
+  dir: string;
+  dataDir: string;
+}
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'launched-weekly-cli-'));
-    dataDir = join(dir, 'data');
-    await writeFile(join(dir, 'old.csv'), OLD_EXPORT);
-  });
-
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
+/** Importing, again and again, into one data folder. */
+function importing(ctx: Ctx) {
   it('imports a CSV, reporting each unusable row by line, and counts the result', async () => {
-    const imported = await run(dataDir, 'import', join(dir, 'old.csv'));
+    const imported = await run(ctx.dataDir, 'import', join(ctx.dir, 'old.csv'));
     expect(imported.code).toBe(0);
     expect(imported.stderr).toContain('line 5: skipped "not-an-address": An email address has exactly one @ sign.');
     expect(imported.stderr).toContain('line 6: skipped "": no address');
     expect(imported.stderr).toContain('line 9: skipped "two@@example.com"');
     expect(imported.stderr).toMatch(/3 added, 1 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 3 invalid rows skipped/);
 
-    const counted = await run(dataDir, 'count');
+    const counted = await run(ctx.dataDir, 'count');
     expect(counted).toMatchObject({ code: 0, stdout: 'active: 3\nleft: 0\n' });
   });
 
   it('changes nothing when the same file is imported again', async () => {
-    const again = await run(dataDir, 'import', join(dir, 'old.csv'));
+    const again = await run(ctx.dataDir, 'import', join(ctx.dir, 'old.csv'));
     expect(again.code).toBe(0);
     expect(again.stderr).toMatch(/0 added, 4 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 3 invalid rows skipped/);
-    expect((await run(dataDir, 'count')).stdout).toBe('active: 3\nleft: 0\n');
+    expect((await run(ctx.dataDir, 'count')).stdout).toBe('active: 3\nleft: 0\n');
   });
 
   it('does not sign up again someone who unsubscribed', async () => {
-    const store = await openPGliteStore(dataDir);
+    const store = await openPGliteStore(ctx.dataDir);
     try {
       const linus = await store.findSubscriberByEmail('linus@example.com');
       expect(await store.removeSubscriber(linus!.id, 'unsubscribed')).toBe(true);
@@ -85,15 +79,18 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
       await store.close();
     }
     const mailchimp = ['Email Address,First Name,MEMBER_RATING', 'linus@example.com,Linus,2', 'new@example.com,New,1'].join('\r\n');
-    await writeFile(join(dir, 'mailchimp.csv'), `\uFEFF${mailchimp}\r\n`);
-    const imported = await run(dataDir, 'import', join(dir, 'mailchimp.csv'));
+    await writeFile(join(ctx.dir, 'mailchimp.csv'), `\uFEFF${mailchimp}\r\n`);
+    const imported = await run(ctx.dataDir, 'import', join(ctx.dir, 'mailchimp.csv'));
     expect(imported.stderr).toMatch(/1 added, 0 already present, 1 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left, 0 invalid rows skipped/);
-    expect((await run(dataDir, 'count')).stdout).toBe('active: 3\nleft: 1\n');
+    expect((await run(ctx.dataDir, 'count')).stdout).toBe('active: 3\nleft: 1\n');
   });
+}
 
+/** Exporting, and importing an export into an empty data folder. */
+function exportRoundTrips(ctx: Ctx) {
   it('exports every subscriber, and the export imports into an empty store as the same list', async () => {
-    const out = join(dir, 'export.csv');
-    const exported = await run(dataDir, 'export', '--out', out);
+    const out = join(ctx.dir, 'export.csv');
+    const exported = await run(ctx.dataDir, 'export', '--out', out);
     expect(exported.code).toBe(0);
     expect(exported.stderr).toContain(`Exported 4 subscribers (3 active, 1 left) to ${out}.`);
     const lines = (await readFile(out, 'utf8')).trim().split('\n');
@@ -106,10 +103,10 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
     ]);
     for (const line of lines.slice(1)) expect(Number.isNaN(Date.parse(line.split(',')[3]!))).toBe(false);
 
-    const toStdout = await run(dataDir, 'export');
+    const toStdout = await run(ctx.dataDir, 'export');
     expect(toStdout.stdout.trim().split('\n')).toEqual(lines);
 
-    const copy = join(dir, 'copy');
+    const copy = join(ctx.dir, 'copy');
     const imported = await run(copy, 'import', out);
     expect(imported.stderr).toMatch(/3 added, 0 already present, 0 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 1 recorded as left, 0 invalid rows skipped/);
     expect((await run(copy, 'count')).stdout).toBe('active: 3\nleft: 1\n');
@@ -119,7 +116,7 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
   });
 
   it('never reactivates a bounced, complained or deleted-after-complaint address, says how many it left alone, and round-trips their states', async () => {
-    const store = await openPGliteStore(dataDir);
+    const store = await openPGliteStore(ctx.dataDir);
     try {
       for (const [email, reason] of [
         ['bounced@example.com', 'bounced'],
@@ -130,17 +127,17 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
         await store.removeSubscriber((await store.findSubscriberByEmail(email))!.id, reason);
       }
       // Deleted at the owner's request: only the keyed hash of the mailbox stays, under the database's own key.
-      const secret = (await readFile(join(dataDir, 'unsubscribe-secret'), 'utf8')).trim();
+      const secret = (await readFile(join(ctx.dataDir, 'unsubscribe-secret'), 'utf8')).trim();
       const [hash] = await subscriberKeys(secret, [], storedMailboxKey(store)).addressHashes('deleted@example.com');
       await store.deleteSubscriber((await store.findSubscriberByEmail('deleted@example.com'))!.id, hash!);
     } finally {
       await store.close();
     }
     const list = ['email', 'bounced@example.com', 'Complained@Example.com', 'deleted@example.com', 'fresh@example.com'].join('\n');
-    await writeFile(join(dir, 'bought.csv'), `${list}\n`);
-    const imported = await run(dataDir, 'import', join(dir, 'bought.csv'));
+    await writeFile(join(ctx.dir, 'bought.csv'), `${list}\n`);
+    const imported = await run(ctx.dataDir, 'import', join(ctx.dir, 'bought.csv'));
     expect(imported.stderr).toMatch(/1 added, 0 already present, 3 left alone \(unsubscribed, bounced or complained: an import never reactivates them\), 0 recorded as left/);
-    const after = await openPGliteStore(dataDir);
+    const after = await openPGliteStore(ctx.dataDir);
     try {
       const states = await Promise.all(['bounced', 'complained', 'deleted', 'fresh'].map(async (name) => (await after.findSubscriberByEmail(`${name}@example.com`))?.status));
       expect(states).toEqual(['bounced', 'complained', 'complained', 'active']);
@@ -148,41 +145,44 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
       await after.close();
     }
 
-    const exported = await run(dataDir, 'export');
+    const exported = await run(ctx.dataDir, 'export');
     const rows = exported.stdout.trim().split('\n').map((line) => line.split(',').slice(0, 3).join(','));
     expect(rows).toEqual(expect.arrayContaining(['bounced@example.com,bounced,bounced', 'complained@example.com,complained,complained', 'fresh@example.com,active,']));
-    await writeFile(join(dir, 'full-export.csv'), exported.stdout);
-    const copy = join(dir, 'copy-with-states');
-    await run(copy, 'import', join(dir, 'full-export.csv'));
+    await writeFile(join(ctx.dir, 'full-export.csv'), exported.stdout);
+    const copy = join(ctx.dir, 'copy-with-states');
+    await run(copy, 'import', join(ctx.dir, 'full-export.csv'));
     const again = await run(copy, 'export');
     const pairs = (csv: string) => csv.trim().split('\n').slice(1).map((line) => line.split(',').slice(0, 3).join(',')).sort();
     expect(pairs(again.stdout)).toEqual(pairs(exported.stdout));
   });
+}
 
+/** What the command says when it cannot do what it is asked. */
+function refusals(ctx: Ctx) {
   it('explains bad arguments with the usage and exit code 2', async () => {
     for (const args of [[], ['frobnicate'], ['import'], ['import', 'a.csv', 'b.csv'], ['count', '--out', 'x.csv'], ['export', 'x.csv'], ['count', '--verbose']]) {
-      const result = await run(dataDir, ...args);
+      const result = await run(ctx.dataDir, ...args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('Usage: npm run subscribers -- <command>');
     }
   });
 
   it('says in one line what is wrong with a missing or unusable file', async () => {
-    const missing = await run(dataDir, 'import', join(dir, 'nope.csv'));
+    const missing = await run(ctx.dataDir, 'import', join(ctx.dir, 'nope.csv'));
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe(`subscribers: cannot read ${join(dir, 'nope.csv')}: no such file.\n`);
+    expect(missing.stderr).toBe(`subscribers: cannot read ${join(ctx.dir, 'nope.csv')}: no such file.\n`);
 
-    await writeFile(join(dir, 'names.csv'), 'name,city\nAda,London\n');
-    const noColumn = await run(dataDir, 'import', join(dir, 'names.csv'));
+    await writeFile(join(ctx.dir, 'names.csv'), 'name,city\nAda,London\n');
+    const noColumn = await run(ctx.dataDir, 'import', join(ctx.dir, 'names.csv'));
     expect(noColumn.code).toBe(1);
     expect(noColumn.stderr.trim().split('\n')).toHaveLength(1);
     expect(noColumn.stderr).toContain('has no email column');
   });
 
   it('refuses to open the embedded database while another process owns it', async () => {
-    const owner = await openPGliteStore(dataDir);
+    const owner = await openPGliteStore(ctx.dataDir);
     try {
-      const result = await run(dataDir, 'count');
+      const result = await run(ctx.dataDir, 'count');
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/^subscribers: The embedded database .* is in use by process \d+/);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -190,4 +190,22 @@ describe('npm run subscribers', { timeout: 120_000 }, () => {
       await owner.close();
     }
   });
+}
+
+describe('npm run subscribers', { timeout: 120_000 }, () => {
+  const ctx = {} as Ctx;
+
+  beforeAll(async () => {
+    ctx.dir = await mkdtemp(join(tmpdir(), 'launched-weekly-cli-'));
+    ctx.dataDir = join(ctx.dir, 'data');
+    await writeFile(join(ctx.dir, 'old.csv'), OLD_EXPORT);
+  });
+
+  afterAll(async () => {
+    await rm(ctx.dir, { recursive: true, force: true });
+  });
+
+  importing(ctx);
+  exportRoundTrips(ctx);
+  refusals(ctx);
 });

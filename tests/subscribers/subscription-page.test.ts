@@ -93,10 +93,11 @@ async function setUp(kind: (typeof kinds)[number], mode: 'single' | 'double', em
   return { server, sql, drop, digestOutbox, links, unsubscribeLinks, shareLinks };
 }
 
-async function tearDown(setup: Setup | undefined) {
-  await setup?.server.close();
-  await setup?.drop();
-  if (setup) await rm(setup.digestOutbox, { recursive: true, force: true });
+/** Closes what setUp opened; a set-up that failed part-way leaves some of it unset. */
+async function tearDown(setup: Partial<Setup>) {
+  await setup.server?.close();
+  await setup.drop?.();
+  if (setup.digestOutbox) await rm(setup.digestOutbox, { recursive: true, force: true });
 }
 
 /**
@@ -134,182 +135,196 @@ async function expectRefused(page: Page, link: string, heading: string) {
   await page.getByRole('heading', { name: heading }).waitFor();
 }
 
+/** The footer page itself, and the share link it shows. */
+function footerPageAndShareLink(setup: Setup) {
+  it('is linked from the digest’s footer and shows the address masked and its state; a GET changes nothing', async () => {
+    expect([...setup.links.keys()].sort()).toEqual(['ada@example.com', 'grumpy@example.com']);
+    const page = await browser.newPage();
+    try {
+      await page.goto(setup.links.get('ada@example.com')!);
+      await page.getByRole('heading', { name: 'Your subscription' }).waitFor();
+      expect(await mainText(page)).toContain('a•••@example.com is subscribed and gets the Launched Weekly e-mail every Monday.');
+      expect(await page.content()).not.toContain('ada@');
+      expect(await page.getByRole('button').allTextContents()).toEqual(['Unsubscribe', 'Download my data', 'Delete my data', 'Replace my share link']);
+      expect(await mainText(page)).toContain('Nobody has joined through your link yet.');
+      // The link the page offers is the one the digest's footer carried.
+      expect(await page.locator('a[data-share-link]').textContent()).toBe(setup.shareLinks.get('ada@example.com'));
+      expect(setup.shareLinks.get('ada@example.com')).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
+      // Followed as a friend would from the forwarded e-mail: the home page, its form carrying the code.
+      await page.goto(setup.shareLinks.get('ada@example.com')!);
+      await page.locator('#email-signup').waitFor();
+      expect(await page.locator('#email-signup input[name="share"]').inputValue()).toBe(setup.shareLinks.get('ada@example.com')!.slice(-16));
+    } finally {
+      await page.close();
+    }
+    expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('active');
+  });
+
+  it('“Replace my share link” gives a new link at once; the old one still leads home, without the code', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(setup.links.get('grumpy@example.com')!);
+      const before = (await page.locator('a[data-share-link]').textContent())!;
+      await press(page, 'Replace my share link');
+      expect(await statusText(page)).toBe('Done: your share link is new. The old one no longer counts.');
+      const after = (await page.locator('a[data-share-link]').textContent())!;
+      expect(after).toMatch(/\/r\/[0-9a-f]{16}$/);
+      expect(after).not.toBe(before);
+      await page.goto(before);
+      expect(new URL(page.url()).search).toBe('');
+      await page.goto(after);
+      expect(new URL(page.url()).searchParams.get('share')).toBe(after.slice(-16));
+    } finally {
+      await page.close();
+    }
+    expect((await setup.server.store.findSubscriberByEmail('grumpy@example.com'))?.status).toBe('active');
+  });
+}
+
+/** The buttons that mail a fresh link, and what that link does once. */
+function freshLinks(setup: Setup) {
+  it('“Download my data” mails a fresh link; that link downloads the data once', async () => {
+    const page = await browser.newPage();
+    try {
+      const link = await askForLink(setup, page, 'ada@example.com', 'Download my data', 'download');
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Download your data' }).waitFor();
+      expect(await mainText(page)).toContain('a•••@example.com');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
+      expect(download.suggestedFilename()).toBe('launched-weekly-my-data.json');
+      // The shared browser runs in another process: the file is saved to a path of this one.
+      const saved = join(await mkdtemp(join(tmpdir(), 'lw-download-')), 'data.json');
+      await download.saveAs(saved);
+      const data = JSON.parse(await readFile(saved, 'utf8')) as Record<string, unknown>;
+      await rm(join(saved, '..'), { recursive: true, force: true });
+      const details = (await setup.server.store.subscriberDetails((await setup.server.store.findSubscriberByEmail('ada@example.com'))!.id))!;
+      expect(data).toMatchObject({
+        address: 'ada@example.com',
+        state: 'active',
+        firstSignupAt: details.createdAt.toISOString(),
+        signup: { at: details.signedUpAt.toISOString(), page: '/about' },
+      });
+      expect(data.recapsSent).toEqual([{ recap: '2025-07-14', title: recaps.find((r) => r.date === '2025-07-14')!.headline, sentAt: details.deliveries[0]!.sentAt.toISOString() }]);
+      // Used twice, it fails: the page says so, and so does a direct POST.
+      await expectRefused(page, link, 'This link was already used');
+      const again = await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+      expect(again.status).toBe(410);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('“Unsubscribe” acts at once; “Subscribe again” mails a fresh link that subscribes once', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(setup.links.get('ada@example.com')!);
+      await press(page, 'Unsubscribe');
+      expect(await statusText(page)).toBe('Done: you are unsubscribed.');
+      expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('unsubscribed');
+      const link = await askForLink(setup, page, 'ada@example.com', 'Subscribe again', 'resubscribe');
+      await page.goto(link);
+      await press(page, 'Subscribe me again');
+      await page.getByRole('heading', { name: 'You are subscribed again' }).waitFor();
+      expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('active');
+      await expectRefused(page, link, 'This link was already used');
+    } finally {
+      await page.close();
+    }
+  });
+}
+
+/** Deleting an address's data, complained or not, and what is left of it afterwards. */
+function deletion(setup: Setup) {
+  it('a complained address: “Subscribe again” only mails a confirmation; its delete link leaves a keyed hash that keeps it suppressed', async () => {
+    const { id } = (await setup.server.store.findSubscriberByEmail('grumpy@example.com'))!;
+    await setup.server.store.removeSubscriber(id, 'complained');
+    const page = await browser.newPage();
+    try {
+      await page.goto(setup.links.get('grumpy@example.com')!);
+      expect(await mainText(page)).toContain('g•••@example.com reported our e-mail as spam on');
+      const before = await outboxNames(setup.server);
+      await press(page, 'Subscribe again');
+      expect(await statusText(page)).toBe('We sent you a link to confirm your address. The Monday e-mail starts once you click it.');
+      expect((await setup.server.store.findSubscriber(id))?.status).toBe('complained');
+      expect((await newMail(setup.server, before, 'grumpy@example.com')).map((eml) => eml.subject)).toEqual(['Confirm your subscription to Launched Weekly']);
+
+      const link = await askForLink(setup, page, 'grumpy@example.com', 'Delete my data', 'delete');
+      await page.goto(link);
+      await press(page, 'Delete my data');
+      await page.getByRole('heading', { name: 'Your data is deleted' }).waitFor();
+      expect(await mainText(page)).toContain('we keep a one-way keyed fingerprint of it');
+    } finally {
+      await page.close();
+    }
+    expect(await setup.server.store.findSubscriber(id)).toBeNull();
+    const kept = await setup.sql.query<{ address_hash: string; reason: string }>('select address_hash, reason from public.subscriber_suppressions');
+    expect(kept.rows).toEqual([{ address_hash: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), reason: 'complained' }]);
+    expect(await rowsNaming(setup.sql, [id, 'grumpy@example.com'])).toEqual([]);
+    // A bot re-adding it gets the same answer as anyone, and the address stays suppressed.
+    const again = await fetch(`${setup.server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'Grumpy@example.com' }) });
+    expect(again.status).toBe(202);
+    expect((await setup.server.store.findSubscriberByEmail('grumpy@example.com'))?.status).toBe('complained');
+  });
+
+  it('“Delete my data” mails a fresh link; it deletes once, every old link then answers 410, and no row names the address or the id', async () => {
+    const { id } = (await setup.server.store.findSubscriberByEmail('ada@example.com'))!;
+    // A complaint event for its digest, as the webhook stores it; and proof the scan sees rows.
+    await setup.server.store.recordEmailEvent({ svixId: 'msg_ada', type: 'email.complained', providerMessageId: 'ada-message', subscriberId: id, occurredAt: new Date() });
+    const before = await rowsNaming(setup.sql, [id, 'ada@example.com']);
+    for (const table of ['email_signups', 'digest_deliveries', 'digest_batches', 'email_events', 'subscriber_state_history']) {
+      expect(before.some((place) => place.startsWith(`public.${table}.`)), table).toBe(true);
+    }
+    // An hour later, as far as the link limits go: ada asked for a download link in an earlier test.
+    await setup.sql.query('delete from public.signup_rate_limits');
+    const page = await browser.newPage();
+    try {
+      const download = await askForLink(setup, page, 'ada@example.com', 'Download my data', 'download');
+      const link = await askForLink(setup, page, 'ada@example.com', 'Delete my data', 'delete');
+      expect(await setup.server.store.findSubscriber(id)).not.toBeNull();
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Delete your data' }).waitFor();
+      await press(page, 'Delete my data');
+      await page.getByRole('heading', { name: 'Your data is deleted' }).waitFor();
+      expect(await mainText(page)).toContain('Nothing about a•••@example.com is left on our list.');
+
+      await expectRefused(page, link, 'This link has expired');
+      await expectRefused(page, download, 'This link has expired');
+      await expectRefused(page, setup.links.get('ada@example.com')!, 'This link has expired');
+      await expectRefused(page, setup.unsubscribeLinks.get('ada@example.com')!, 'This link has expired');
+      const oneClick = await fetch(setup.unsubscribeLinks.get('ada@example.com')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+      expect(oneClick.status).toBe(410);
+      // A confirmation link made for the id (as a double opt-in e-mail carries) has expired too.
+      await expectRefused(page, confirmUrlFor(setup.server.url, createConfirmToken(id, new Date(), TEST_UNSUBSCRIBE_SECRET)), 'This confirmation link is no longer valid');
+    } finally {
+      await page.close();
+    }
+    expect(await setup.server.store.findSubscriber(id)).toBeNull();
+    expect(await rowsNaming(setup.sql, [id, 'ada@example.com'])).toEqual([]);
+    // The complained address's keyed hash is all that is left of either.
+    expect((await setup.sql.query('select 1 from public.subscriber_suppressions')).rows).toHaveLength(1);
+  });
+}
+
+/** Registers the suite's set-up and tear-down (setUp, once before its tests) and returns the object setUp fills, for the tests to read. */
+function setUpBeforeAll(kind: (typeof kinds)[number], mode: 'single' | 'double', emails: string[]): Setup {
+  const setup = {} as Setup;
+  beforeAll(async () => {
+    Object.assign(setup, await setUp(kind, mode, emails));
+  });
+  afterAll(() => tearDown(setup));
+  return setup;
+}
+
 for (const kind of kinds) {
   describe.skipIf(!chromiumAvailable || !kind.available)(`'Your subscription' on ${kind.name}, single mode`, () => {
-    let setup: Setup;
-    beforeAll(async () => {
-      setup = await setUp(kind, 'single', ['ada@example.com', 'grumpy@example.com']);
-    });
-    afterAll(() => tearDown(setup));
-
-    it('is linked from the digest’s footer and shows the address masked and its state; a GET changes nothing', async () => {
-      expect([...setup.links.keys()].sort()).toEqual(['ada@example.com', 'grumpy@example.com']);
-      const page = await browser.newPage();
-      try {
-        await page.goto(setup.links.get('ada@example.com')!);
-        await page.getByRole('heading', { name: 'Your subscription' }).waitFor();
-        expect(await mainText(page)).toContain('a•••@example.com is subscribed and gets the Launched Weekly e-mail every Monday.');
-        expect(await page.content()).not.toContain('ada@');
-        expect(await page.getByRole('button').allTextContents()).toEqual(['Unsubscribe', 'Download my data', 'Delete my data', 'Replace my share link']);
-        expect(await mainText(page)).toContain('Nobody has joined through your link yet.');
-        // The link the page offers is the one the digest's footer carried.
-        expect(await page.locator('a[data-share-link]').textContent()).toBe(setup.shareLinks.get('ada@example.com'));
-        expect(setup.shareLinks.get('ada@example.com')).toMatch(new RegExp(`^${setup.server.url}/r/[0-9a-f]{16}$`));
-        // Followed as a friend would from the forwarded e-mail: the home page, its form carrying the code.
-        await page.goto(setup.shareLinks.get('ada@example.com')!);
-        await page.locator('#email-signup').waitFor();
-        expect(await page.locator('#email-signup input[name="share"]').inputValue()).toBe(setup.shareLinks.get('ada@example.com')!.slice(-16));
-      } finally {
-        await page.close();
-      }
-      expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('active');
-    });
-
-    it('“Replace my share link” gives a new link at once; the old one still leads home, without the code', async () => {
-      const page = await browser.newPage();
-      try {
-        await page.goto(setup.links.get('grumpy@example.com')!);
-        const before = (await page.locator('a[data-share-link]').textContent())!;
-        await press(page, 'Replace my share link');
-        expect(await statusText(page)).toBe('Done: your share link is new. The old one no longer counts.');
-        const after = (await page.locator('a[data-share-link]').textContent())!;
-        expect(after).toMatch(/\/r\/[0-9a-f]{16}$/);
-        expect(after).not.toBe(before);
-        await page.goto(before);
-        expect(new URL(page.url()).search).toBe('');
-        await page.goto(after);
-        expect(new URL(page.url()).searchParams.get('share')).toBe(after.slice(-16));
-      } finally {
-        await page.close();
-      }
-      expect((await setup.server.store.findSubscriberByEmail('grumpy@example.com'))?.status).toBe('active');
-    });
-
-    it('“Download my data” mails a fresh link; that link downloads the data once', async () => {
-      const page = await browser.newPage();
-      try {
-        const link = await askForLink(setup, page, 'ada@example.com', 'Download my data', 'download');
-        await page.goto(link);
-        await page.getByRole('heading', { name: 'Download your data' }).waitFor();
-        expect(await mainText(page)).toContain('a•••@example.com');
-        const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
-        expect(download.suggestedFilename()).toBe('launched-weekly-my-data.json');
-        // The shared browser runs in another process: the file is saved to a path of this one.
-        const saved = join(await mkdtemp(join(tmpdir(), 'lw-download-')), 'data.json');
-        await download.saveAs(saved);
-        const data = JSON.parse(await readFile(saved, 'utf8')) as Record<string, unknown>;
-        await rm(join(saved, '..'), { recursive: true, force: true });
-        const details = (await setup.server.store.subscriberDetails((await setup.server.store.findSubscriberByEmail('ada@example.com'))!.id))!;
-        expect(data).toMatchObject({
-          address: 'ada@example.com',
-          state: 'active',
-          firstSignupAt: details.createdAt.toISOString(),
-          signup: { at: details.signedUpAt.toISOString(), page: '/about' },
-        });
-        expect(data.recapsSent).toEqual([{ recap: '2025-07-14', title: recaps.find((r) => r.date === '2025-07-14')!.headline, sentAt: details.deliveries[0]!.sentAt.toISOString() }]);
-        // Used twice, it fails: the page says so, and so does a direct POST.
-        await expectRefused(page, link, 'This link was already used');
-        const again = await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
-        expect(again.status).toBe(410);
-      } finally {
-        await page.close();
-      }
-    });
-
-    it('“Unsubscribe” acts at once; “Subscribe again” mails a fresh link that subscribes once', async () => {
-      const page = await browser.newPage();
-      try {
-        await page.goto(setup.links.get('ada@example.com')!);
-        await press(page, 'Unsubscribe');
-        expect(await statusText(page)).toBe('Done: you are unsubscribed.');
-        expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('unsubscribed');
-        const link = await askForLink(setup, page, 'ada@example.com', 'Subscribe again', 'resubscribe');
-        await page.goto(link);
-        await press(page, 'Subscribe me again');
-        await page.getByRole('heading', { name: 'You are subscribed again' }).waitFor();
-        expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('active');
-        await expectRefused(page, link, 'This link was already used');
-      } finally {
-        await page.close();
-      }
-    });
-
-    it('a complained address: “Subscribe again” only mails a confirmation; its delete link leaves a keyed hash that keeps it suppressed', async () => {
-      const { id } = (await setup.server.store.findSubscriberByEmail('grumpy@example.com'))!;
-      await setup.server.store.removeSubscriber(id, 'complained');
-      const page = await browser.newPage();
-      try {
-        await page.goto(setup.links.get('grumpy@example.com')!);
-        expect(await mainText(page)).toContain('g•••@example.com reported our e-mail as spam on');
-        const before = await outboxNames(setup.server);
-        await press(page, 'Subscribe again');
-        expect(await statusText(page)).toBe('We sent you a link to confirm your address. The Monday e-mail starts once you click it.');
-        expect((await setup.server.store.findSubscriber(id))?.status).toBe('complained');
-        expect((await newMail(setup.server, before, 'grumpy@example.com')).map((eml) => eml.subject)).toEqual(['Confirm your subscription to Launched Weekly']);
-
-        const link = await askForLink(setup, page, 'grumpy@example.com', 'Delete my data', 'delete');
-        await page.goto(link);
-        await press(page, 'Delete my data');
-        await page.getByRole('heading', { name: 'Your data is deleted' }).waitFor();
-        expect(await mainText(page)).toContain('we keep a one-way keyed fingerprint of it');
-      } finally {
-        await page.close();
-      }
-      expect(await setup.server.store.findSubscriber(id)).toBeNull();
-      const kept = await setup.sql.query<{ address_hash: string; reason: string }>('select address_hash, reason from public.subscriber_suppressions');
-      expect(kept.rows).toEqual([{ address_hash: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), reason: 'complained' }]);
-      expect(await rowsNaming(setup.sql, [id, 'grumpy@example.com'])).toEqual([]);
-      // A bot re-adding it gets the same answer as anyone, and the address stays suppressed.
-      const again = await fetch(`${setup.server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'Grumpy@example.com' }) });
-      expect(again.status).toBe(202);
-      expect((await setup.server.store.findSubscriberByEmail('grumpy@example.com'))?.status).toBe('complained');
-    });
-
-    it('“Delete my data” mails a fresh link; it deletes once, every old link then answers 410, and no row names the address or the id', async () => {
-      const { id } = (await setup.server.store.findSubscriberByEmail('ada@example.com'))!;
-      // A complaint event for its digest, as the webhook stores it; and proof the scan sees rows.
-      await setup.server.store.recordEmailEvent({ svixId: 'msg_ada', type: 'email.complained', providerMessageId: 'ada-message', subscriberId: id, occurredAt: new Date() });
-      const before = await rowsNaming(setup.sql, [id, 'ada@example.com']);
-      for (const table of ['email_signups', 'digest_deliveries', 'digest_batches', 'email_events', 'subscriber_state_history']) {
-        expect(before.some((place) => place.startsWith(`public.${table}.`)), table).toBe(true);
-      }
-      // An hour later, as far as the link limits go: ada asked for a download link in an earlier test.
-      await setup.sql.query('delete from public.signup_rate_limits');
-      const page = await browser.newPage();
-      try {
-        const download = await askForLink(setup, page, 'ada@example.com', 'Download my data', 'download');
-        const link = await askForLink(setup, page, 'ada@example.com', 'Delete my data', 'delete');
-        expect(await setup.server.store.findSubscriber(id)).not.toBeNull();
-        await page.goto(link);
-        await page.getByRole('heading', { name: 'Delete your data' }).waitFor();
-        await press(page, 'Delete my data');
-        await page.getByRole('heading', { name: 'Your data is deleted' }).waitFor();
-        expect(await mainText(page)).toContain('Nothing about a•••@example.com is left on our list.');
-
-        await expectRefused(page, link, 'This link has expired');
-        await expectRefused(page, download, 'This link has expired');
-        await expectRefused(page, setup.links.get('ada@example.com')!, 'This link has expired');
-        await expectRefused(page, setup.unsubscribeLinks.get('ada@example.com')!, 'This link has expired');
-        const oneClick = await fetch(setup.unsubscribeLinks.get('ada@example.com')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
-        expect(oneClick.status).toBe(410);
-        // A confirmation link made for the id (as a double opt-in e-mail carries) has expired too.
-        await expectRefused(page, confirmUrlFor(setup.server.url, createConfirmToken(id, new Date(), TEST_UNSUBSCRIBE_SECRET)), 'This confirmation link is no longer valid');
-      } finally {
-        await page.close();
-      }
-      expect(await setup.server.store.findSubscriber(id)).toBeNull();
-      expect(await rowsNaming(setup.sql, [id, 'ada@example.com'])).toEqual([]);
-      // The complained address's keyed hash is all that is left of either.
-      expect((await setup.sql.query('select 1 from public.subscriber_suppressions')).rows).toHaveLength(1);
-    });
+    const setup = setUpBeforeAll(kind, 'single', ['ada@example.com', 'grumpy@example.com']);
+    footerPageAndShareLink(setup);
+    freshLinks(setup);
+    deletion(setup);
   });
 
   describe.skipIf(!chromiumAvailable || !kind.available)(`'Your subscription' on ${kind.name}, double mode`, () => {
-    let setup: Setup;
-    beforeAll(async () => {
-      setup = await setUp(kind, 'double', ['bea@example.com', 'carl@example.com']);
-    });
-    afterAll(() => tearDown(setup));
+    const setup = setUpBeforeAll(kind, 'double', ['bea@example.com', 'carl@example.com']);
 
     it('“Subscribe again” mails a fresh link and changes nothing; the next digest skips the address', async () => {
       const page = await browser.newPage();
