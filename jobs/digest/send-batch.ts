@@ -108,12 +108,7 @@ export async function sendAndRecord(
   messages: BatchMessage[],
   idempotencyKey = batch.idempotencyKey,
   keyWindow: KeyWindow = { since: batch.createdAt, state: 'pending' },
-  /**
-   * The batch as whole copies, when `messages` go through a template: a batch first sent by a
-   * version that sent whole copies has its key bound to them, so when the provider says the key
-   * was used with another body, they are tried once under the same key.
-   */
-  wholeCopies?: () => BatchMessage[],
+  fallbacks: ConflictFallbacks = {},
 ): Promise<string | null> {
   let vetoed: { reason: string; tooOld: boolean } | null = null;
   const outcome = await ctx.mailer.sendBatch(messages, {
@@ -130,7 +125,8 @@ export async function sendAndRecord(
   );
 
   const conflict = failures.find((f) => isIdempotencyConflict(f.reason));
-  if (conflict && wholeCopies) return sendAndRecord(ctx, batch, wholeCopies(), idempotencyKey, keyWindow);
+  if (conflict && fallbacks.wholeCopies) return sendAndRecord(ctx, batch, fallbacks.wholeCopies(), idempotencyKey, keyWindow, { afterConflict: fallbacks.afterConflict });
+  if (conflict && fallbacks.afterConflict) return fallbacks.afterConflict();
   if (conflict) {
     await markUnknown(ctx, batch, `the provider refused to repeat it under its key (${conflict.reason})`);
     return null;
@@ -168,6 +164,17 @@ export async function sendAndRecord(
   for (const f of failures) ctx.tally.fail(f.reason);
   if (outcome.fatal) return `the provider refused the sender: ${outcome.fatal}`;
   return null;
+}
+
+/** What to try when the provider says the key was used with another body. */
+export interface ConflictFallbacks {
+  /**
+   * The batch as whole copies, when the messages go through a template: a batch first sent by a
+   * version that sent whole copies has its key bound to them, so they are tried once under the key.
+   */
+  wholeCopies?: () => BatchMessage[];
+  /** Tried last, instead of leaving the batch unknown. */
+  afterConflict?: () => Promise<string | null>;
 }
 
 /** When the key was first used (the batch's writing, or the settle command's new key) and the state the batch must still be in. */
@@ -246,26 +253,39 @@ export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch):
     await markUnknown(ctx, batch, `it cannot be repeated exactly: ${rebuilt.problem}`);
     return null;
   }
+  const exactRepeat = () =>
+    sendAndRecord(ctx, batch, rebuilt.messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? { wholeCopies: whole } : {});
+  const whole = () => (rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages;
   // Whoever left since it was written (unsubscribed, bounced, complained) is left out of the repeat:
   // the first request may never have reached the provider, and then the repeat is what would mail
-  // them. When it did reach it, the shorter body under the same key is refused as another body, and
-  // the batch becomes unknown for a person to settle. The batch keeps them as its record.
+  // them. When it did reach it, the provider refuses the shorter body under the same key; the
+  // batch is then repeated exactly, which the provider answers from its cache without sending
+  // anything. The batch keeps them as its record either way.
   const stillActive = new Set(recipients.filter((r) => r.active).map((r) => r.id));
   const staying = batch.subscriberIds.map((id) => stillActive.has(id));
   const left = staying.filter((stays) => !stays).length;
-  ctx.tally.skippedUnsubscribed += left;
+  if (left === 0) {
+    ctx.warn?.(`Repeating batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}), left pending by an earlier run, with its stored idempotency key`);
+    return exactRepeat();
+  }
   if (left === batch.subscriberIds.length) {
+    ctx.tally.skippedUnsubscribed += left;
     ctx.warn?.(`Batch ${batch.id}, left pending by an earlier run, is not repeated: every one of its recipients has left since`);
-    const unrecorded = await settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'sent', accepted: [], failure: { reason: 'every recipient left before it was repeated' }, at: ctx.now() }));
-    return unrecorded;
+    return settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'sent', accepted: [], failure: { reason: 'every recipient left before it was repeated' }, at: ctx.now() }));
   }
   const repeating = { ...batch, subscriberIds: batch.subscriberIds.filter((_, i) => staying[i]) };
   const staysIn = <T>(messages: T[]) => messages.filter((_, i) => staying[i]);
-  ctx.warn?.(
-    `Repeating batch ${batch.id} (${plural(repeating.subscriberIds.length, 'recipient')}${left > 0 ? `, leaving out ${plural(left, 'recipient')} who left since` : ''}), left pending by an earlier run, with its stored idempotency key`,
-  );
-  const whole = () => staysIn((rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages);
-  return sendAndRecord(ctx, repeating, staysIn(rebuilt.messages), batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? whole : undefined);
+  ctx.warn?.(`Repeating batch ${batch.id} (${plural(repeating.subscriberIds.length, 'recipient')}, leaving out ${plural(left, 'recipient')} who left since), left pending by an earlier run, with its stored idempotency key`);
+  const skippedBefore = ctx.tally.skippedUnsubscribed;
+  ctx.tally.skippedUnsubscribed += left;
+  return sendAndRecord(ctx, repeating, staysIn(rebuilt.messages), batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, {
+    wholeCopies: prepared.template ? () => staysIn(whole()) : undefined,
+    afterConflict: () => {
+      ctx.tally.skippedUnsubscribed = skippedBefore;
+      ctx.warn?.(`Batch ${batch.id} reached the provider before; repeating it exactly, which the provider answers from its cache`);
+      return exactRepeat();
+    },
+  });
 }
 
 /** Every open batch of the recap, oldest first: pending ones settled, unknown ones reported. */
