@@ -15,14 +15,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
 import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
-import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
 import { startDigestCli } from '../support/cli.ts';
-import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
-import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from '../support/postgres.ts';
+import { type FakeResend } from '../support/fake-resend.ts';
+import { postgresUrl, type TestDatabase } from '../support/postgres.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import { listActiveSubscribers } from '../support/store-ops.ts';
+import { openReadersAndProvider, type ReadersAndProvider } from '../support/digest-readers.ts';
 
 const SECRET = 'digest-churn-secret-0123456789abcdef0123456789';
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
@@ -32,21 +33,10 @@ const SUBSCRIBERS = 300;
 const ROUNDS = 20;
 const seed = Number(process.env.DIGEST_CHURN_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32, as in digest-faults.test.ts. */
-function random(seedValue: number) {
-  let state = seedValue >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) };
-}
 
 type Kill = { kind: 'before-answer'; batch: number } | { kind: 'after-answer'; batch: number; delayMs: number } | { kind: 'time'; ms: number };
 
+let opened: ReadersAndProvider;
 let db: TestDatabase;
 let store: Store;
 let sql: pg.Client;
@@ -141,27 +131,20 @@ const activeEmails = async () => new Set((await listActiveSubscribers(store, nul
 
 describe.skipIf(!postgresUrl)('the weekly digest under churn between a crash and the rerun: at most once for all, exactly once for who stayed', () => {
   beforeAll(async () => {
-    db = await createTestDatabase();
-    store = await openPostgresStore(db.url, { max: 4 });
-    sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
-    await insertReaders(sql, SUBSCRIBERS);
-    fake = await startFakeResend();
+    opened = await openReadersAndProvider(SUBSCRIBERS);
+    ({ db, store, sql, fake } = opened);
     fake.keepBodies = false;
     site = await startTestServer({ store, config: { resendWebhookSecret: WEBHOOK_SECRET, unsubscribeSecret: SECRET } });
   });
 
   afterAll(async () => {
     await site?.close();
-    await fake?.close();
-    await sql?.end();
-    await store?.close();
-    await db?.drop();
+    await opened?.close();
   });
 
   it(`holds over ${ROUNDS} seeded rounds of SIGKILL and churn (seed ${seed})`, async () => {
     console.log(`[digest-churn] seed ${seed} (DIGEST_CHURN_SEED=${seed} replays it)`);
-    const draw = random(seed);
+    const draw = seededRandom(seed);
     const weeks = [...recaps].map((r) => r.date).sort().slice(0, ROUNDS);
     expect(weeks).toHaveLength(ROUNDS);
     const figures = { killed: 0, pendingFound: 0, repeated: 0, replayed: 0, left: 0, signups: 0, messages: 0, duplicates: 0, failed: 0, kinds: new Map<string, number>() };

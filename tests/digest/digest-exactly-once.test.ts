@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
 import { runWeeklyDigest, type DigestReport } from '../../jobs/digest/run.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
-import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
-import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
-import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from '../support/postgres.ts';
+import { type FakeResend } from '../support/fake-resend.ts';
+import { postgresUrl, type TestDatabase } from '../support/postgres.ts';
 import { startDigestCli, type CliRun } from '../support/cli.ts';
 import { listActiveSubscribers } from '../support/store-ops.ts';
+import { openReadersAndProvider, type ReadersAndProvider } from '../support/digest-readers.ts';
 
 const SECRET = 'exactly-once-secret-0123456789abcdef0123456789';
 const SUBSCRIBERS = 1_000;
@@ -21,6 +21,7 @@ const LEFT_BEFORE = 50;
 const ACTIVE = SUBSCRIBERS - LEFT_BEFORE;
 const RECAP = '2025-07-14';
 
+let opened: ReadersAndProvider;
 let db: TestDatabase;
 let store: Store;
 let sql: pg.Client;
@@ -90,27 +91,17 @@ async function expectLedgerMatchesProvider(recap: string) {
 }
 
 /** A database of SUBSCRIBERS readers, every twentieth of whom left before the week, and the stand-in provider. */
-async function openReadersAndProvider() {
-  db = await createTestDatabase();
-  store = await openPostgresStore(db.url, { max: 4 });
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
-  await insertReaders(sql, SUBSCRIBERS);
+async function openReadersSomeLeft() {
+  opened = await openReadersAndProvider(SUBSCRIBERS);
+  ({ db, store, sql, fake } = opened);
   const everyone = await listActiveSubscribers(store, null, SUBSCRIBERS);
   leftBefore = everyone.filter((_, i) => i % 20 === 0).map((s) => s.email);
   for (const s of everyone.filter((_, i) => i % 20 === 0)) await store.removeSubscriber(s.id, 'unsubscribed');
-  fake = await startFakeResend();
 }
 
 describe.skipIf(!postgresUrl)('the weekly digest on PostgreSQL with Resend: exactly once', () => {
-  beforeAll(openReadersAndProvider);
-
-  afterAll(async () => {
-    await fake?.close();
-    await sql?.end();
-    await store?.close();
-    await db?.drop();
-  });
+  beforeAll(openReadersSomeLeft);
+  afterAll(() => opened?.close());
 
   it('survives SIGKILL after 1, 3 and 7 accepted batches: every active subscriber gets exactly one message', async () => {
     expect(leftBefore).toHaveLength(LEFT_BEFORE);

@@ -23,6 +23,7 @@ import type { Store } from '../../server/store/types.ts';
 import { startFakeResend, type FakeMessage, type FakeRequest, type FakeResend } from '../support/fake-resend.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase, insertReaders } from '../support/postgres.ts';
 import { startDigestCli, type CliResult, type CliRun } from '../support/cli.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const SECRET = 'digest-faults-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';
@@ -37,18 +38,6 @@ const CLI_APP_NAME = 'digest-faults-cli';
 
 const seed = Number(process.env.DIGEST_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32: small, fast and the same on every machine. */
-function random(seedValue: number) {
-  let state = seedValue >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)), chance: (p: number) => next() < p };
-}
 
 type Kill = { kind: 'batch'; batch: number } | { kind: 'time'; ms: number };
 type Sender = 'cli' | 'scheduler';
@@ -69,7 +58,7 @@ interface RoundPlan {
 }
 
 function planRounds(): RoundPlan[] {
-  const draw = random(seed);
+  const draw = seededRandom(seed);
   // Recap weeks no other round uses; the scheduler needs the week after to be later than the day after.
   const weeks = [...recaps].map((r) => r.date).sort().slice(0, ROUNDS);
   const plans: RoundPlan[] = weeks.map((recap, index) => {

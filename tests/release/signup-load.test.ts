@@ -11,6 +11,7 @@ import type { Store } from '../../server/store/types.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { allSubscriberRecords } from '../support/store-ops.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 interface Outcome {
   status: number;
@@ -18,17 +19,6 @@ interface Outcome {
   ms: number;
 }
 
-/** A deterministic generator (mulberry32), so a failure can be replayed exactly. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Another spelling of the same address: other letter case, surrounding white space, or both. */
 function variant(address: string, next: () => number): string {
@@ -51,7 +41,7 @@ function variant(address: string, next: () => number): string {
  * repeats are of one of the last 50 originals, so they are likely in flight at the same time.
  */
 function signupRequests(total: number, seed: number): string[] {
-  const next = random(seed);
+  const { next } = seededRandom(seed);
   const repeats = Math.round(total * 0.3);
   const isRepeat = Array.from({ length: total }, (_, i) => i < repeats);
   for (let i = total - 1; i > 0; i--) {

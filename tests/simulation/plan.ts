@@ -3,6 +3,7 @@
 // changes, the provider's faults, a restore). The finer choices made while it runs (where a replica
 // dies, which call fails) come from the plan's own seed, so the plan alone replays the scenario.
 import fc from 'fast-check';
+import { seededRandom, type SeededRandom } from '../support/seeded-random.ts';
 import type { CallFault } from './provider.ts';
 
 export const CRONS = ['0 9 * * 1', '30 7 * * 1', '0 14 * * 1', '45 10 * * 1', '0 9 * * 2'] as const;
@@ -89,25 +90,21 @@ export function planArbitrary(weeks: number): fc.Arbitrary<Plan> {
   });
 }
 
-/** A small seeded generator (mulberry32) for the choices made while a scenario runs. */
+/** The seeded generator (mulberry32) for the choices made while a scenario runs. */
 export class Dice {
-  private state: number;
+  private readonly random: SeededRandom;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.random = seededRandom(seed);
   }
 
   /** In [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random.next();
   }
 
   int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
+    return this.random.int(min, max);
   }
 
   chance(percent: number): boolean {
@@ -115,6 +112,6 @@ export class Dice {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    return this.random.pick(items);
   }
 }

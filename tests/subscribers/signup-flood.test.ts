@@ -10,6 +10,7 @@ import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { agentFrom, inParallel, send } from '../support/from-address.ts';
 import { readOutbox } from '../support/outbox.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const SIGNUPS = 5_000;
@@ -33,16 +34,6 @@ async function settled(dir: string) {
   }
 }
 
-/** A small seeded generator (mulberry32): the same flood on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Post {
   email: string;
@@ -51,7 +42,7 @@ interface Post {
 }
 
 function floodPlan(): Post[] {
-  const next = random(20261123);
+  const { next } = seededRandom(20261123);
   const posts: Post[] = [];
   for (let i = 0; i < SIGNUPS; i++) posts.push({ email: `victim${Math.floor(next() * MAILBOXES)}@flood.example`, trap: false, viaForm: next() < 0.2 });
   for (let i = 0; i < HONEYPOT_POSTS; i++) posts.push({ email: `trap${i}@flood.example`, trap: true, viaForm: next() < 0.5 });
