@@ -4,7 +4,7 @@
 // made before the app had started.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, scrollAtRest } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const PLACE_KEY = 'launched-weekly:archive-scroll';
@@ -41,23 +41,6 @@ const weeksAnsweredLate = (delayMs: number) => (context: BrowserContext) =>
     await route.continue();
   });
 
-/** Where the page comes to rest: the same position for three frames in a row. */
-function restingScrollY(page: Page): Promise<number> {
-  return page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        let last = -1;
-        let still = 0;
-        const watch = () => {
-          still = window.scrollY === last ? still + 1 : 0;
-          last = window.scrollY;
-          if (still >= 3) resolve(last);
-          else requestAnimationFrame(watch);
-        };
-        watch();
-      }),
-  );
-}
 
 const savedPlace = (page: Page) => page.evaluate((key) => sessionStorage.getItem(key), PLACE_KEY);
 
@@ -69,7 +52,7 @@ async function expectPlaceKept(page: Page, recapPath: string, place: number) {
   const landed = async () => {
     // The place comes back once the archive has drawn its cards: waited for, then measured at rest.
     await page.waitForFunction((y) => Math.abs(window.scrollY - y) <= 2, place).catch(() => {});
-    return restingScrollY(page);
+    return scrollAtRest(page);
   };
   await page.goBack();
   await page.waitForURL(`${server.url}/archive`);
@@ -92,7 +75,7 @@ describe.skipIf(!chromiumAvailable)('the reader’s place in the archive', () =>
     const page = await archiveTab();
     await page.mouse.wheel(0, 1_400);
     await page.waitForFunction(() => window.scrollY >= 1_400);
-    expect(await restingScrollY(page)).toBe(1_400);
+    expect(await scrollAtRest(page)).toBe(1_400);
     const card = page.getByRole('link', { name: READ_RECAP }).nth(12);
     const recapPath = (await card.getAttribute('href'))!;
     await card.click();
@@ -103,7 +86,7 @@ describe.skipIf(!chromiumAvailable)('the reader’s place in the archive', () =>
     const page = await archiveTab(weeksAnsweredLate(400));
     await page.mouse.wheel(0, 900);
     await page.waitForFunction(() => window.scrollY >= 900);
-    const place = await restingScrollY(page);
+    const place = await scrollAtRest(page);
     const recapPath = await page.evaluate(pathNearMiddle);
     await page.locator(`main article a[href="${recapPath}"]`).click();
     expect(await page.evaluate(() => window.scrollY)).toBe(place);
@@ -130,7 +113,7 @@ describe.skipIf(!chromiumAvailable)('the reader’s place in the archive', () =>
         }),
     );
     // The glide went on after the press: what is kept must be the place where the reader pressed.
-    expect(await restingScrollY(page)).toBeGreaterThan(pressed.place + 100);
+    expect(await scrollAtRest(page)).toBeGreaterThan(pressed.place + 100);
     await expectPlaceKept(page, pressed.recapPath, pressed.place);
   });
 
@@ -151,7 +134,7 @@ describe.skipIf(!chromiumAvailable)('the reader’s place in the archive', () =>
     expect(await page.locator('#email-signup form[novalidate]').count()).toBe(0);
     releaseScript();
     await page.waitForSelector('#email-signup form[novalidate]');
-    expect(await restingScrollY(page)).toBe(1_400);
+    expect(await scrollAtRest(page)).toBe(1_400);
     const card = page.getByRole('link', { name: READ_RECAP }).nth(12);
     const recapPath = (await card.getAttribute('href'))!;
     await card.click();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatWeekDate } from '../../content/dates.ts';
 import { recaps } from '../../content/index.ts';
 import { createPageData, SEARCH_MAX_LENGTH } from '../../content/page-data.ts';
-import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAvailable, launchChromium, scrollAtRest, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -46,23 +46,6 @@ async function resultsOf(page: Page) {
 const product = recaps[5]!.entries[3]!;
 const QUERY = product.name.toLowerCase();
 
-/** The page's scroll position once it has stopped moving: the same for three frames in a row. */
-function scrollAtRest(page: Page): Promise<number> {
-  return page.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        let last = -1;
-        let still = 0;
-        const watch = () => {
-          still = window.scrollY === last ? still + 1 : 0;
-          last = window.scrollY;
-          if (still >= 3) resolve(last);
-          else requestAnimationFrame(watch);
-        };
-        watch();
-      }),
-  );
-}
 
 /** The year list, and searching with and without JavaScript. */
 function listingAndSearch() {

@@ -10,7 +10,7 @@ import { CONFIRMATION_SENT } from '../../client/signup-outcome.ts';
 import { site } from '../../content/site.ts';
 import { confirmEmailText } from '../../emails/ConfirmEmail.tsx';
 import { welcomeEmailText } from '../../emails/WelcomeEmail.tsx';
-import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
 import { digestRecipients } from '../support/digest-run.ts';
 import { linksIn, readOutbox, settledOutbox, type Eml } from '../support/outbox.ts';
 import { newWebhookSecret, postComplaint } from '../support/resend-webhook.ts';
@@ -22,12 +22,7 @@ const GMAIL = /@g(oogle)?mail\.com$/i;
 const OTHER_SPELLINGS = ['patprobe@gmail.com', 'Pat.Probe+x@gmail.com', 'P.A.T.Probe@GoogleMail.com'];
 
 let browser: Browser;
-beforeAll(async () => {
-  if (chromiumAvailable) browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 async function withPage<T>(steps: (page: Page) => Promise<T>): Promise<T> {
   const page = await browser.newPage();

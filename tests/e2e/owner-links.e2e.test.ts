@@ -15,7 +15,7 @@ import { recaps } from '../../content/index.ts';
 import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
 import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
-import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
@@ -25,12 +25,7 @@ const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const CONFIRM_SUBJECT = 'Confirm your subscription to Launched Weekly';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 interface Setup {
   server: TestServer;

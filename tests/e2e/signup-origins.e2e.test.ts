@@ -18,7 +18,7 @@ import { renderReportHtml } from '../../jobs/report/render.tsx';
 import { maskEmail } from '../../server/subscribers/link-tokens.ts';
 import { createUnsubscribeToken, subscriptionUrlFor } from '../../server/subscribers/signed-links.ts';
 import type { Store } from '../../server/store/types.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
 import { linksIn, readOutbox, settledOutbox, type Eml } from '../support/outbox.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
 import { addSignup } from '../support/store-ops.ts';
@@ -28,12 +28,7 @@ import { htmlErrors, htmlValidatorAvailable } from '../support/validate-html.ts'
 const RECAP_PAGE = '/weekly-recap-july-14';
 
 let browser: Browser;
-beforeAll(async () => {
-  if (chromiumAvailable) browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 async function reportOf(server: TestServer): Promise<ReportData> {
   return gatherReport({

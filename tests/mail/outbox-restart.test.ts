@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
 import { startFakeResend, type FakeMessage, type FakeResend } from '../support/fake-resend.ts';
 import { freePort } from '../../scripts/free-port.ts';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
@@ -21,12 +21,7 @@ const startServer = (env: Record<string, string>) => startServerProcess(env, 120
 const READER = 'restart.reader@example.com';
 
 let browser: Browser;
-beforeAll(async () => {
-  if (chromiumAvailable) browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 const kinds = [
   {

@@ -5,7 +5,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlClient } from '../../server/store/sql-client.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
 import { digestRecipients } from '../support/digest-run.ts';
 import { settledOutbox } from '../support/outbox.ts';
 import { newWebhookSecret, postComplaint } from '../support/resend-webhook.ts';
@@ -16,12 +16,7 @@ import { addSignup } from '../support/store-ops.ts';
 const WEBHOOK_SECRET = newWebhookSecret();
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 // The app on each SQL backend with a direct connection beside it (on PGlite, the store's own), so
 // that a row can be written the way an older writer did on every backend.

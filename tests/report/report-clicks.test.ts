@@ -19,7 +19,7 @@ import type { Engagement } from '../../jobs/report/engagement.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests } from '../support/browser.ts';
 import { npmRun } from '../support/cli.ts';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
 import { TEST_UNSUBSCRIBE_SECRET } from '../support/server.ts';
@@ -87,10 +87,7 @@ const kinds = [
 ];
 
 let browser: Browser | undefined;
-beforeAll(async () => {
-  if (chromiumAvailable) browser = await launchChromium();
-});
-afterAll(() => browser?.close());
+chromiumAroundTests((connected) => (browser = connected));
 
 for (const kind of kinds) {
   describe.skipIf(!kind.available)(`the report's clicks on ${kind.name}`, () => {

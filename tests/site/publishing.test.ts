@@ -23,7 +23,7 @@ import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { CLIENT_DIST } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { createPreviewToken } from '../../server/site/preview-token.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 import { addSignup } from '../support/store-ops.ts';
 
@@ -178,10 +178,7 @@ describe('a coming week', () => {
 
 describe('a preview link', () => {
   let browser: Browser | undefined;
-  beforeAll(async () => {
-    if (chromiumAvailable) browser = await launchChromium();
-  });
-  afterAll(() => browser?.close());
+  chromiumAroundTests((connected) => (browser = connected));
 
   it.skipIf(!chromiumAvailable)('shows the coming page in Chromium as it will be, noindex and never cached publicly, with its e-mail', async () => {
     now = BEFORE;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createConfirmToken } from '../../server/subscribers/signed-links.ts';
-import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
 import { runDigest } from '../support/digest-run.ts';
 import { linksIn, settledOutbox } from '../support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
@@ -19,12 +19,7 @@ const CHECK_INBOX = 'Check your inbox';
 const CHECK_INBOX_TEXT = 'We sent you a link to confirm your address. The Monday e-mail starts once you click it.';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 const subscribeJson = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, source: '/' }) });

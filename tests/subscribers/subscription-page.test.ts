@@ -16,7 +16,7 @@ import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { confirmUrlFor, createConfirmToken } from '../../server/subscribers/signed-links.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
 import { linksIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { rowsNaming } from '../support/rows-naming.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
@@ -24,12 +24,7 @@ import { addSignup } from '../support/store-ops.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+chromiumAroundTests((connected) => (browser = connected));
 
 const kinds = sqlBackends.map((backend) => ({
   name: backend.name,

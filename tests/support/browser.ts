@@ -3,7 +3,7 @@
 // connects to it; `browser.close()` then only disconnects, closing the contexts that file opened.
 // Outside that project (no endpoint provided) a file launches its own.
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable } from './chromium.ts';
 
 export { CHROMIUM_FLAGS, CHROMIUM_PATH, chromiumAvailable };
@@ -19,3 +19,38 @@ export function launchChromium(): Promise<Browser> {
  * toast): what a test waits for before it types, instead of waiting for the network to go quiet.
  */
 export const signupFormHydrated = (page: Page) => page.waitForSelector('#email-signup form[novalidate]');
+
+/** Where the page comes to rest: its scroll position once the same for three frames in a row. */
+export function scrollAtRest(page: Page): Promise<number> {
+  return page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        let last = -1;
+        let still = 0;
+        const watch = () => {
+          still = window.scrollY === last ? still + 1 : 0;
+          last = window.scrollY;
+          if (still >= 3) resolve(last);
+          else requestAnimationFrame(watch);
+        };
+        watch();
+      }),
+  );
+}
+
+/**
+ * Connects to Chromium before the calling file's (or describe's) tests and lets go of it after;
+ * `use` receives the browser. Where no Chromium is installed, nothing is connected.
+ */
+export function chromiumAroundTests(use: (browser: Browser) => void): void {
+  let browser: Browser | null = null;
+  beforeAll(async () => {
+    if (!chromiumAvailable) return;
+    browser = await launchChromium();
+    use(browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    browser = null;
+  });
+}
