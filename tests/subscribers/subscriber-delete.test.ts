@@ -10,14 +10,6 @@ import { rowsNaming } from '../support/rows-naming.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
 import { addSignup, recordDeliveries } from '../support/store-ops.ts';
 
-const kinds = sqlBackends.map((backend) => ({
-  name: backend.name,
-  available: backend.available,
-  open: async () => {
-    const opened = await backend.open();
-    return { store: opened.store, sql: opened.sql, close: opened.cleanup };
-  },
-}));
 
 const RECAP = '2025-07-14';
 const content = {
@@ -31,13 +23,13 @@ const content = {
   bodyText: 't',
 };
 
-for (const kind of kinds) {
+for (const kind of sqlBackends) {
   describe.skipIf(!kind.available)(`a delete on ${kind.name}`, () => {
     let store: Store;
     let sql: SqlClient;
     let close: () => Promise<void>;
     beforeEach(async () => {
-      ({ store, sql, close } = await kind.open());
+      ({ store, sql, cleanup: close } = await kind.open());
     });
     afterEach(() => close());
 

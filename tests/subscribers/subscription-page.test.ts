@@ -26,14 +26,6 @@ import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../su
 let browser: Browser;
 chromiumAroundTests((connected) => (browser = connected));
 
-const kinds = sqlBackends.map((backend) => ({
-  name: backend.name,
-  available: backend.available,
-  open: async () => {
-    const opened = await backend.open();
-    return { store: opened.store, sql: opened.sql, drop: opened.cleanup };
-  },
-}));
 
 const press = async (page: Page, name: string) => {
   await page.getByRole('button', { name, exact: true }).click();
@@ -68,8 +60,8 @@ async function digest(setup: Pick<Setup, 'server' | 'digestOutbox'>, recapWeek?:
   });
 }
 
-async function setUp(kind: (typeof kinds)[number], mode: 'single' | 'double', emails: string[]): Promise<Setup> {
-  const { store, sql, drop } = await kind.open();
+async function setUp(kind: (typeof sqlBackends)[number], mode: 'single' | 'double', emails: string[]): Promise<Setup> {
+  const { store, sql, cleanup: drop } = await kind.open();
   const server = await startTestServer({ store, config: { signupConfirmation: mode } });
   const digestOutbox = await mkdtemp(join(tmpdir(), 'lw-subscription-digest-'));
   for (const email of emails) await addSignup(store, email, '/about');
@@ -301,7 +293,7 @@ function deletion(setup: Setup) {
 }
 
 /** Registers the suite's set-up and tear-down (setUp, once before its tests) and returns the object setUp fills, for the tests to read. */
-function setUpBeforeAll(kind: (typeof kinds)[number], mode: 'single' | 'double', emails: string[]): Setup {
+function setUpBeforeAll(kind: (typeof sqlBackends)[number], mode: 'single' | 'double', emails: string[]): Setup {
   const setup = {} as Setup;
   beforeAll(async () => {
     Object.assign(setup, await setUp(kind, mode, emails));
@@ -310,7 +302,7 @@ function setUpBeforeAll(kind: (typeof kinds)[number], mode: 'single' | 'double',
   return setup;
 }
 
-for (const kind of kinds) {
+for (const kind of sqlBackends) {
   describe.skipIf(!chromiumAvailable || !kind.available)(`'Your subscription' on ${kind.name}, single mode`, () => {
     const setup = setUpBeforeAll(kind, 'single', ['ada@example.com', 'grumpy@example.com']);
     footerPageAndShareLink(setup);
