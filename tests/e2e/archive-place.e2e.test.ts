@@ -4,7 +4,7 @@
 // made before the app had started.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium, scrollAtRest } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, scrollAtRest } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const PLACE_KEY = 'launched-weekly:archive-scroll';
@@ -13,15 +13,11 @@ const READ_RECAP = /^Read Recap: /;
 let server: TestServer;
 let browser: Browser;
 
+chromiumAroundTests((connected) => (browser = connected));
 beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  server = await startTestServer();
-  browser = await launchChromium();
+  if (chromiumAvailable) server = await startTestServer();
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => server?.close());
 
 /** A tab on the archive, its app started, the pointer over the cards (where a reader's wheel is). */
 async function archiveTab(setUp?: (context: BrowserContext) => Promise<unknown>): Promise<Page> {

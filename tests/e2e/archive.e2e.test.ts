@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatWeekDate } from '../../content/dates.ts';
 import { recaps } from '../../content/index.ts';
 import { createPageData, SEARCH_MAX_LENGTH } from '../../content/page-data.ts';
-import { chromiumAvailable, launchChromium, scrollAtRest, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, scrollAtRest, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -14,15 +14,11 @@ let browser: Browser;
 const problems: string[] = [];
 const { search } = createPageData(recaps);
 
+chromiumAroundTests((connected) => (browser = connected));
 beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  server = await startTestServer();
-  browser = await launchChromium();
+  if (chromiumAvailable) server = await startTestServer();
 });
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => server?.close());
 
 async function open(context: BrowserContext, path: string): Promise<Page> {
   const page = await context.newPage();

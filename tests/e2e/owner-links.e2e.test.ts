@@ -17,7 +17,7 @@ import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
-import { linksIn, readOutbox, type Eml } from '../support/outbox.ts';
+import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 import { appStoreKinds } from '../support/store-backends.ts';
 
@@ -47,18 +47,8 @@ async function tearDown(setup: Setup | undefined) {
 
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
 
-/**
- * The e-mails to this address that arrived in the app's outbox since `before`, once there are
- * `count` (the worker sends them just after the answer); a second look a moment later makes sure
- * no more follow.
- */
-async function newMail(server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> {
-  const read = async () => (await readOutbox(server.outboxDir)).filter((eml) => !before.has(eml.name) && eml.to === to);
-  const deadline = Date.now() + 20_000;
-  while ((await read()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  return read();
-}
+/** The e-mails to this address in the app's outbox since `before`, once `count` have come and a second passed without more. */
+const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server.outboxDir, before, to, { count, quietMs: 1_000 });
 
 /** This week's digest, sent to every active subscriber; the copy for `to`. */
 async function digestFor(setup: Setup, recapWeek: string, to: string): Promise<Eml> {

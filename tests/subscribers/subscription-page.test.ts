@@ -17,7 +17,7 @@ import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { confirmUrlFor, createConfirmToken } from '../../server/subscribers/signed-links.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
-import { linksIn, readOutbox, type Eml } from '../support/outbox.ts';
+import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { rowsNaming } from '../support/rows-naming.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
 import { addSignup } from '../support/store-ops.ts';
@@ -87,18 +87,8 @@ async function tearDown(setup: Partial<Setup>) {
   if (setup.digestOutbox) await rm(setup.digestOutbox, { recursive: true, force: true });
 }
 
-/**
- * The e-mails to this address that arrived in the app's outbox since `before` (names), once there
- * are `count` of them: the mail outbox's worker sends them just after the answer. A second look a
- * moment later makes sure no more follow.
- */
-async function newMail(server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> {
-  const read = async () => (await readOutbox(server.outboxDir)).filter((eml) => !before.has(eml.name) && eml.to === to);
-  const deadline = Date.now() + 20_000;
-  while ((await read()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  return read();
-}
+/** The e-mails to this address in the app's outbox since `before`, once `count` have come and half a second passed without more. */
+const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server.outboxDir, before, to, { count });
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
 
 /** Presses a footer-page button that mails a fresh link, checks that nothing changed, and returns the link. */

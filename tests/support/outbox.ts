@@ -72,3 +72,16 @@ export async function settledOutbox(dir: string, quietMs = 1_500, timeoutMs = 20
     await new Promise((resolve) => setTimeout(resolve, quietMs));
   }
 }
+
+/**
+ * The e-mails to `to` that arrived in the outbox `dir` since `before` (their names), once there are
+ * `count` of them: the mail outbox's worker sends them just after the answer. A second look
+ * `quietMs` later makes sure no more follow.
+ */
+export async function newMailIn(dir: string, before: ReadonlySet<string>, to: string, { count = 1, quietMs = 500 } = {}): Promise<Eml[]> {
+  const read = async () => (await readOutbox(dir)).filter((eml) => !before.has(eml.name) && eml.to === to);
+  const deadline = Date.now() + 20_000;
+  while ((await read()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) => setTimeout(resolve, quietMs));
+  return read();
+}
