@@ -15,7 +15,7 @@ import { recaps } from '../../content/index.ts';
 import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
 import { runWeeklyDigest } from '../../jobs/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
-import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, signUpWithForm } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
@@ -73,16 +73,7 @@ async function digestFor(setup: Setup, recapWeek: string, to: string): Promise<E
 /** Signs up in Chromium with the site's form and returns the confirmation link mailed for it. */
 async function signUpInChromium(server: TestServer, email: string): Promise<string> {
   const before = await outboxNames(server);
-  const page = await browser.newPage();
-  try {
-    await page.goto(server.url);
-    await signupFormHydrated(page);
-    await page.locator('#email-signup input[type=email]').fill(email);
-    await page.locator('#email-signup button[type=submit]').click();
-    await page.locator('[data-sonner-toast]', { hasText: 'Check your inbox' }).waitFor();
-  } finally {
-    await page.close();
-  }
+  await signUpWithForm(browser, server.url, email, 'Check your inbox');
   const mail = await newMail(server, before, email);
   expect(mail.map((eml) => eml.subject)).toEqual([CONFIRM_SUBJECT]);
   return linksIn(mail[0]!, `${server.url}/confirm?token=`)[0]!;

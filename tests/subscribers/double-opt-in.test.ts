@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createConfirmToken } from '../../server/subscribers/signed-links.ts';
-import { chromiumAroundTests, chromiumAvailable, signupFormHydrated } from '../support/browser.ts';
+import { chromiumAroundTests, chromiumAvailable, signUpWithForm } from '../support/browser.ts';
 import { runDigest } from '../support/digest-run.ts';
 import { linksIn, settledOutbox } from '../support/outbox.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
@@ -25,20 +25,7 @@ const subscribeJson = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, source: '/' }) });
 
 /** Signs up through the home page's form in Chromium and returns the text of the toast that answers. */
-async function signUpInChromium(server: TestServer, email: string): Promise<string | null> {
-  const page = await browser.newPage();
-  try {
-    await page.goto(server.url);
-    await signupFormHydrated(page);
-    await page.locator('#email-signup input[type=email]').fill(email);
-    await page.locator('#email-signup button[type=submit]').click();
-    const toast = page.locator('[data-sonner-toast]', { hasText: CHECK_INBOX });
-    await toast.waitFor();
-    return await toast.textContent();
-  } finally {
-    await page.close();
-  }
-}
+const signUpInChromium = (server: TestServer, email: string): Promise<string | null> => signUpWithForm(browser, server.url, email, CHECK_INBOX);
 
 /** Opens a confirmation link in Chromium and presses its button, as the reader does. */
 async function confirmInChromium(link: string): Promise<void> {

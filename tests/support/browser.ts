@@ -54,3 +54,22 @@ export function chromiumAroundTests(use: (browser: Browser) => void): void {
     browser = null;
   });
 }
+
+/**
+ * Signs up on the page at `url` in a new tab, as a reader does: waits for the form's app, types the
+ * address and presses the button; the text of the toast that answers with `expected`.
+ */
+export async function signUpWithForm(browser: Browser, url: string, email: string, expected: string): Promise<string | null> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await signupFormHydrated(page);
+    await page.locator('#email-signup input[type=email]').fill(email);
+    await page.locator('#email-signup button[type=submit]').click();
+    const toast = page.locator('[data-sonner-toast]', { hasText: expected });
+    await toast.waitFor();
+    return await toast.textContent();
+  } finally {
+    await page.close();
+  }
+}
