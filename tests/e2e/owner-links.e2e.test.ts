@@ -11,15 +11,13 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recaps } from '../../content/index.ts';
 import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
-import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { chromiumAroundTests, chromiumAvailable, signUpWithForm } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';
-import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 import { appStoreKinds } from '../support/store-backends.ts';
+import { runDigestInto } from '../support/digest-run.ts';
 
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const CONFIRM_SUBJECT = 'Confirm your subscription to Launched Weekly';
@@ -53,17 +51,7 @@ const newMail = (server: TestServer, before: Set<string>, to: string, count = 1)
 /** This week's digest, sent to every active subscriber; the copy for `to`. */
 async function digestFor(setup: Setup, recapWeek: string, to: string): Promise<Eml> {
   const before = new Set((await readOutbox(setup.digestOutbox)).map((eml) => eml.name));
-  const report = await runWeeklyDigest({
-    store: setup.server.store,
-    mailer: new OutboxMailer({ dir: setup.digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-    recaps,
-    now: new Date('2025-07-15T09:00:00Z'),
-    siteUrl: setup.server.url,
-    unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-    mode: 'manual',
-    recapWeek,
-    freshnessDays: 7,
-  });
+  const report = await runDigestInto(setup.server, setup.digestOutbox, recapWeek);
   expect(report.outcome).toBe('sent');
   const copies = (await readOutbox(setup.digestOutbox)).filter((eml) => !before.has(eml.name) && eml.to === to);
   expect(copies).toHaveLength(1);

@@ -12,8 +12,6 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
-import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { confirmUrlFor, createConfirmToken } from '../../server/subscribers/signed-links.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import { chromiumAroundTests, chromiumAvailable } from '../support/browser.ts';
@@ -22,10 +20,10 @@ import { rowsNaming } from '../support/rows-naming.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
 import { addSignup } from '../support/store-ops.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
+import { runDigestInto } from '../support/digest-run.ts';
 
 let browser: Browser;
 chromiumAroundTests((connected) => (browser = connected));
-
 
 const press = async (page: Page, name: string) => {
   await page.getByRole('button', { name, exact: true }).click();
@@ -46,19 +44,7 @@ interface Setup {
   unsubscribeLinks: Map<string, string>;
 }
 
-async function digest(setup: Pick<Setup, 'server' | 'digestOutbox'>, recapWeek?: string) {
-  return runWeeklyDigest({
-    store: setup.server.store,
-    mailer: new OutboxMailer({ dir: setup.digestOutbox, from: 'Launched Weekly <digest@launchedweekly.test>' }),
-    recaps,
-    now: new Date('2025-07-15T09:00:00Z'),
-    siteUrl: setup.server.url,
-    unsubscribeSecret: TEST_UNSUBSCRIBE_SECRET,
-    mode: recapWeek ? 'manual' : 'scheduled',
-    recapWeek,
-    freshnessDays: 7,
-  });
-}
+const digest = (setup: Pick<Setup, 'server' | 'digestOutbox'>, recapWeek?: string) => runDigestInto(setup.server, setup.digestOutbox, recapWeek);
 
 async function setUp(kind: (typeof sqlBackends)[number], mode: 'single' | 'double', emails: string[]): Promise<Setup> {
   const { store, sql, cleanup: drop } = await kind.open();
