@@ -85,6 +85,20 @@ export function rebuildMessages(
   return { messages: subscriberIds.map((id) => build(byId.get(id)!)) };
 }
 
+/**
+ * A stored batch less those who left since it was written (no longer active): the ids still on the
+ * list, in the batch's order, and `keep` to filter anything built in that order (its messages).
+ */
+export function stillOnTheList(subscriberIds: readonly string[], recipients: readonly (Subscriber & { active: boolean })[]) {
+  const active = new Set(recipients.filter((r) => r.active).map((r) => r.id));
+  const staying = subscriberIds.map((id) => active.has(id));
+  return {
+    ids: subscriberIds.filter((_, i) => staying[i]),
+    left: staying.filter((stays) => !stays).length,
+    keep: <T>(items: readonly T[]) => items.filter((_, i) => staying[i]),
+  };
+}
+
 // Sending through a shared template: every copy differs only in its link token (the unsubscribe
 // and the subscription page's links carry the same one), so the template is the stored rendering
 // with both links filled in for a token marker, and the marker then made the placeholder.

@@ -7,7 +7,7 @@ import { plural } from '../../content/text.ts';
 import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
 import type { BatchMessage, Mailer, PreparedTemplate } from '../../server/mail/types.ts';
 import type { BatchFailure, BatchState, DigestBatch, DigestContent, DigestStore } from '../../server/store/types.ts';
-import { digestTemplateOf, rebuildMessages } from './content.ts';
+import { digestTemplateOf, rebuildMessages, stillOnTheList } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './run-report.ts';
 
 /** How long the provider honours an idempotency key (Resend: 24 hours). */
@@ -253,39 +253,36 @@ export async function settlePendingBatch(ctx: BatchContext, batch: DigestBatch):
     await markUnknown(ctx, batch, `it cannot be repeated exactly: ${rebuilt.problem}`);
     return null;
   }
+  const whole = () => (rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages;
   const exactRepeat = () =>
     sendAndRecord(ctx, batch, rebuilt.messages, batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, prepared.template ? { wholeCopies: whole } : {});
-  const whole = () => (rebuildMessages(content, batch.subscriberIds, recipients, ctx.unsubscribeSecret) as { messages: BatchMessage[] }).messages;
   // Whoever left since it was written (unsubscribed, bounced, complained) is left out of the repeat:
   // the first request may never have reached the provider, and then the repeat is what would mail
   // them. When it did reach it, the provider refuses the shorter body under the same key; the
   // batch is then repeated exactly, which the provider answers from its cache without sending
   // anything. The batch keeps them as its record either way.
-  const stillActive = new Set(recipients.filter((r) => r.active).map((r) => r.id));
-  const staying = batch.subscriberIds.map((id) => stillActive.has(id));
-  const left = staying.filter((stays) => !stays).length;
-  if (left === 0) {
+  const staying = stillOnTheList(batch.subscriberIds, recipients);
+  if (staying.left === 0) {
     ctx.warn?.(`Repeating batch ${batch.id} (${plural(batch.subscriberIds.length, 'recipient')}), left pending by an earlier run, with its stored idempotency key`);
     return exactRepeat();
   }
-  if (left === batch.subscriberIds.length) {
-    ctx.tally.skippedUnsubscribed += left;
+  if (staying.ids.length === 0) {
+    ctx.tally.skippedUnsubscribed += staying.left;
     ctx.warn?.(`Batch ${batch.id}, left pending by an earlier run, is not repeated: every one of its recipients has left since`);
     return settle(ctx, batch, () => ctx.store.settleDigestBatch(batch.id, { state: 'sent', accepted: [], failure: { reason: 'every recipient left before it was repeated' }, at: ctx.now() }));
   }
-  const repeating = { ...batch, subscriberIds: batch.subscriberIds.filter((_, i) => staying[i]) };
-  const staysIn = <T>(messages: T[]) => messages.filter((_, i) => staying[i]);
-  ctx.warn?.(`Repeating batch ${batch.id} (${plural(repeating.subscriberIds.length, 'recipient')}, leaving out ${plural(left, 'recipient')} who left since), left pending by an earlier run, with its stored idempotency key`);
-  const skippedBefore = ctx.tally.skippedUnsubscribed;
-  ctx.tally.skippedUnsubscribed += left;
-  return sendAndRecord(ctx, repeating, staysIn(rebuilt.messages), batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, {
-    wholeCopies: prepared.template ? () => staysIn(whole()) : undefined,
+  ctx.warn?.(`Repeating batch ${batch.id} (${plural(staying.ids.length, 'recipient')}, leaving out ${plural(staying.left, 'recipient')} who left since), left pending by an earlier run, with its stored idempotency key`);
+  let leftOut = staying.left;
+  const stop = await sendAndRecord(ctx, { ...batch, subscriberIds: staying.ids }, staying.keep(rebuilt.messages), batch.idempotencyKey, { since: batch.createdAt, state: 'pending' }, {
+    wholeCopies: prepared.template ? () => staying.keep(whole()) : undefined,
     afterConflict: () => {
-      ctx.tally.skippedUnsubscribed = skippedBefore;
+      leftOut = 0;
       ctx.warn?.(`Batch ${batch.id} reached the provider before; repeating it exactly, which the provider answers from its cache`);
       return exactRepeat();
     },
   });
+  ctx.tally.skippedUnsubscribed += leftOut;
+  return stop;
 }
 
 /** Every open batch of the recap, oldest first: pending ones settled, unknown ones reported. */

@@ -5,7 +5,7 @@
 import { plural } from '../../content/text.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
-import { rebuildMessages } from './content.ts';
+import { rebuildMessages, stillOnTheList } from './content.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { recordRun, RunTally, startRun, type DigestReport } from './run-report.ts';
 import { sendAndRecord } from './send-batch.ts';
@@ -65,12 +65,10 @@ export async function settleBatch(options: SettleOptions): Promise<SettleResult>
     if (!(await lease.acquire())) return { ok: false, message: `Another run is sending the ${batch!.recapDate} recap right now; settle batch ${batchId} when it is done.`, sent: 0 };
     try {
       const [content, recipients] = await Promise.all([store.findDigestContent(batch!.contentHash), store.digestRecipients(batch!.subscriberIds)]);
-      const stillActive = new Set(recipients.filter((r) => r.active).map((r) => r.id));
       const rebuilt = rebuildMessages(content, batch!.subscriberIds, recipients, options.unsubscribeSecret);
       if ('problem' in rebuilt) return { ok: false, message: `Batch ${batchId} cannot be sent as it was written: ${rebuilt.problem}. Settle it with skip, or leave it.`, sent: 0 };
       // Those who left since are kept in the batch (it is the record) but not written to.
-      const keep = batch!.subscriberIds.map((id) => stillActive.has(id));
-      const ids = batch!.subscriberIds.filter((_, i) => keep[i]);
+      const { ids, keep } = stillOnTheList(batch!.subscriberIds, recipients);
       if (ids.length === 0) {
         await store.settleDigestBatch(batchId, { state: 'sent', accepted: [], failure: { reason: 'every recipient left before it was settled' }, at: clock() });
         return { ok: true, message: `Batch ${batchId} settled: every one of its recipients has left since, so nothing was sent.`, sent: 0 };
@@ -79,7 +77,7 @@ export async function settleBatch(options: SettleOptions): Promise<SettleResult>
       const stop = await sendAndRecord(
         { store, mailer: options.mailer, unsubscribeSecret: options.unsubscribeSecret, now: clock, tally, signal: options.signal },
         sending,
-        rebuilt.messages.filter((_, i) => keep[i]),
+        keep(rebuilt.messages),
         `${batch!.idempotencyKey}/settled`,
         { since: clock(), state: 'unknown' },
       );
