@@ -49,6 +49,10 @@ export default mergeConfig(
       hookTimeout: 120_000,
       // Two cores: one file per core keeps browser and database tests from starving each other.
       maxWorkers: 2,
+      // A worker keeps the modules it has loaded from one file to the next instead of loading the
+      // app again for each file. Tests here share no mocks or globals they change (the one vi.mock,
+      // in the simulated Mondays, only memoizes a pure function), and each opens its own stores.
+      isolate: false,
       env: { NODE_ENV: 'test' },
       // CI reads a plain 'N passed, N failed' line that .ci/run prints from this file.
       reporters: process.env.CI ? ['default', ['json', { outputFile: '.tmp/vitest-results.json' }]] : ['default'],

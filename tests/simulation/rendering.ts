@@ -8,7 +8,8 @@ export function memoizedRendering(original: typeof RenderDigest): typeof RenderD
   return {
     ...original,
     prepareDigest(recap, siteUrl) {
-      const key = `${recap.date}|${recap.headline}|${siteUrl}`;
+      // The whole recap in the key: a worker keeps this module for the files after it (no isolation).
+      const key = `${JSON.stringify(recap)}|${siteUrl}`;
       let prepared = rendered.get(key);
       if (!prepared) {
         prepared = original.prepareDigest(recap, siteUrl);
