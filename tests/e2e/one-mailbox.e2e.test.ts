@@ -115,7 +115,7 @@ for (const kind of appStoreKinds) {
           await confirmInChromium(server, 'pat.probe@gmail.com');
         }
         await mailArrived(server, 'pat.probe@gmail.com', welcomeEmailText.subject);
-        const mailedBefore = (await settledOutbox(server.outboxDir)).filter((eml) => GMAIL.test(eml.to));
+        const mailedBefore = (await settledOutbox(server)).filter((eml) => GMAIL.test(eml.to));
         const welcomeAndConfirmation = mode === 'single' ? [welcomeEmailText.subject] : [confirmEmailText.subject, welcomeEmailText.subject].sort();
         expect(mailedBefore.map((eml) => eml.subject).sort()).toEqual(welcomeAndConfirmation);
         expect(new Set(mailedBefore.map((eml) => eml.to))).toEqual(new Set(['pat.probe@gmail.com']));
@@ -139,7 +139,7 @@ for (const kind of appStoreKinds) {
 
         // Nothing was queued for that inbox, and nothing reached it.
         expect(await outboxRows(server)).toBe(queuedBefore);
-        const mailedAfter = (await settledOutbox(server.outboxDir)).filter((eml) => GMAIL.test(eml.to));
+        const mailedAfter = (await settledOutbox(server)).filter((eml) => GMAIL.test(eml.to));
         expect(mailedAfter.map((eml) => eml.name)).toEqual(mailedBefore.map((eml) => eml.name));
         expect(await digestRecipients(server)).toEqual(['member@example.com']);
       });

@@ -45,8 +45,8 @@ async function tearDown(setup: Setup | undefined) {
 
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
 
-/** The e-mails to this address in the app's outbox since `before`, once `count` have come and a second passed without more. */
-const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server.outboxDir, before, to, { count, quietMs: 1_000 });
+/** The e-mails to this address in the app's outbox since `before`, once `count` have come and nothing is left to send. */
+const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server, before, to, { count });
 
 /** This week's digest, sent to every active subscriber; the copy for `to`. */
 async function digestFor(setup: Setup, recapWeek: string, to: string): Promise<Eml> {

@@ -56,7 +56,7 @@ async function mailTo(server: TestServer, email: string, subject?: string): Prom
   const deadline = Date.now() + 30_000;
   const arrived = async () => (await readOutbox(server.outboxDir)).some((eml) => eml.to === email && (subject === undefined || eml.subject === subject));
   while (!(await arrived()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-  return (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+  return (await settledOutbox(server)).filter((eml) => eml.to === email);
 }
 
 /** The subscriber's own page, as the footer of every e-mail links to it. */

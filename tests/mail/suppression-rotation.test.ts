@@ -89,7 +89,7 @@ for (const kind of appStoreKinds) {
             expect(await statusOf(email.toLowerCase()), email).toBe('complained');
           }
           // The owner's way back stays open: at most one confirmation per mailbox in 30 days.
-          const mails = await settledOutbox(server.outboxDir);
+          const mails = await settledOutbox(server);
           expect(mails.every((eml) => eml.subject === 'Confirm your subscription to Launched Weekly')).toBe(true);
           expect(mails.filter((eml) => eml.to.includes('smith')).length).toBeLessThanOrEqual(1);
           expect(mails.filter((eml) => eml.to.includes('legacy')).length).toBeLessThanOrEqual(1);

@@ -75,7 +75,7 @@ for (const kind of sqlBackends) {
           ]);
           expect(await signUpWithoutJavaScript(server, ` ${email} `)).toBe('Check your inbox We sent you a link to confirm your address. The Monday e-mail starts once you click it.');
           expect((await server.store.findSubscriberByEmail(email))?.status).toBe(reason);
-          const mails = (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+          const mails = (await settledOutbox(server)).filter((eml) => eml.to === email);
           expect(mails.length).toBeLessThanOrEqual(1);
           expect(mails.every((eml) => eml.subject === 'Confirm your subscription to Launched Weekly')).toBe(true);
         }

@@ -13,7 +13,7 @@ const subscribe = (server: TestServer, email: string) =>
   fetch(`${server.url}/api/subscribe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
 
 const welcomes = async (server: TestServer, email: string) =>
-  (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email && eml.subject === 'Welcome to Launched Weekly');
+  (await settledOutbox(server)).filter((eml) => eml.to === email && eml.subject === 'Welcome to Launched Weekly');
 
 describe('Welcome e-mail, single mode', () => {
   let server: TestServer;
@@ -52,7 +52,7 @@ describe('Welcome e-mail, single mode', () => {
 
   it('is not sent with WELCOME_EMAIL off (the default)', async () => {
     expect((await subscribe(off, 'quiet@example.com')).status).toBe(201);
-    expect(await settledOutbox(off.outboxDir)).toEqual([]);
+    expect(await settledOutbox(off)).toEqual([]);
   });
 });
 
@@ -69,7 +69,7 @@ describe.skipIf(!chromiumAvailable)('Welcome e-mail, double mode', () => {
   it('goes after the confirmation button is pressed, not at signup', async () => {
     expect((await subscribe(server, 'later@example.com')).status).toBe(202);
     expect(await welcomes(server, 'later@example.com')).toEqual([]);
-    const [confirmation] = (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === 'later@example.com');
+    const [confirmation] = (await settledOutbox(server)).filter((eml) => eml.to === 'later@example.com');
     const page = await browser.newPage();
     try {
       await page.goto(linksIn(confirmation!, `${server.url}/confirm?token=`)[0]!);

@@ -73,7 +73,7 @@ for (const kind of kinds) {
       await drop?.();
     });
 
-    const mailTo = async (email: string) => (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+    const mailTo = async (email: string) => (await settledOutbox(server)).filter((eml) => eml.to === email);
 
     it('a signup in Chromium shows “Check your inbox” and leaves one confirmation .eml; pressing its button makes the address active', async () => {
       expect(await signUpInChromium(server, '  Reader.One@Example.com ')).toContain(CHECK_INBOX_TEXT);
@@ -177,7 +177,7 @@ describe('Double opt-in when the confirmation e-mail cannot be sent at first', (
       await mkdir(healthy.outboxDir, { recursive: true });
       await writeFile(join(healthy.outboxDir, 'not-a-dir'), 'a file in the way');
       expect((await subscribeJson(broken, 'unlucky@example.com')).status).toBe(202);
-      const unlucky = async () => (await settledOutbox(healthy.outboxDir)).filter((eml) => eml.to === 'unlucky@example.com');
+      const unlucky = async () => (await settledOutbox(healthy)).filter((eml) => eml.to === 'unlucky@example.com');
       // The broken instance's try fails and the message waits in the database for a later one,
       // which the healthy instance's worker makes: one confirmation, not a lost one.
       const deadline = Date.now() + 60_000;

@@ -53,7 +53,7 @@ for (const kind of appStoreKinds) {
       const answers = await Promise.all([...GMAIL_SPELLINGS, ...PLUS_TAGS].map(signUp));
       expect(answers).toEqual(Array.from({ length: 15 }, () => ({ status: 202, body: { status: 'confirmation_sent' } })));
 
-      const mails = await settledOutbox(server.outboxDir);
+      const mails = await settledOutbox(server);
       const gmail = mails.filter((eml) => /@g(oogle)?mail\.com$/.test(eml.to));
       const exampleOrg = mails.filter((eml) => eml.to.endsWith('@example.org'));
       expect(gmail).toHaveLength(1);
@@ -64,13 +64,13 @@ for (const kind of appStoreKinds) {
       // Again, from yet other network addresses: still nothing more.
       const again = await Promise.all(['v.i.c.t.i.m+9@gmail.com', 'reader+9@example.org'].map(signUp));
       expect(again.map((a) => a.status)).toEqual([202, 202]);
-      expect(await settledOutbox(server.outboxDir)).toHaveLength(2);
+      expect(await settledOutbox(server)).toHaveLength(2);
     });
 
     it('stores a full-width domain in ASCII and refuses one that cannot be written in ASCII with a 400 and a message', async () => {
       expect(await signUp('wide@ｅｘａｍｐｌｅ.ｏｒｇ')).toEqual({ status: 202, body: { status: 'confirmation_sent' } });
       expect((await server.store.findSubscriberByEmail('wide@example.org'))?.status).toBe('pending');
-      const mails = await settledOutbox(server.outboxDir);
+      const mails = await settledOutbox(server);
       expect(mails.filter((eml) => eml.to === 'wide@example.org')).toHaveLength(1);
 
       const refused = await signUp('reader@exa\u0378mple.org');

@@ -52,7 +52,7 @@ for (const kind of appStoreKinds) {
         expect(await signUp(server, 'member@example.com', from())).toEqual(newAddress);
         const id = (await server.store.findSubscriberByEmail('pat.probe@gmail.com'))!.id;
         if (mode === 'double') await server.store.activateSubscriber(id, 'confirmation', null, true);
-        const mailedBefore = (await settledOutbox(server.outboxDir)).filter((eml) => GMAIL.test(eml.to));
+        const mailedBefore = (await settledOutbox(server)).filter((eml) => GMAIL.test(eml.to));
         // Its welcome (single) or its confirmation and welcome (double), all to the one spelling.
         expect(mailedBefore.length).toBeGreaterThan(0);
         expect(new Set(mailedBefore.map((eml) => eml.to))).toEqual(new Set(['pat.probe@gmail.com']));
@@ -67,7 +67,7 @@ for (const kind of appStoreKinds) {
         const counts = await server.store.countSubscribers();
         expect(counts.byStatus).toMatchObject({ active: mode === 'single' ? 1 : 0, pending: mode === 'single' ? 0 : 1, complained: 1 });
 
-        const mailedAfter = (await settledOutbox(server.outboxDir)).filter((eml) => GMAIL.test(eml.to));
+        const mailedAfter = (await settledOutbox(server)).filter((eml) => GMAIL.test(eml.to));
         expect(mailedAfter.map((eml) => `${eml.to} ${eml.subject}`)).toEqual(mailedBefore.map((eml) => `${eml.to} ${eml.subject}`));
         expect((await digestRecipients(server)).filter((to) => GMAIL.test(to))).toEqual([]);
       });

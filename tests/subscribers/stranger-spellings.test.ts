@@ -18,7 +18,7 @@ async function signUp(server: TestServer, email: string) {
   return { status: response.status, body: (await response.json()) as unknown };
 }
 
-const mailTo = async (server: TestServer, email: string) => (await settledOutbox(server.outboxDir)).filter((eml) => eml.to === email);
+const mailTo = async (server: TestServer, email: string) => (await settledOutbox(server)).filter((eml) => eml.to === email);
 
 /** The mail to `email`, once the outbox worker has written at least one (it sends just after the answer). */
 async function firstMailTo(server: TestServer, email: string) {
@@ -69,7 +69,7 @@ for (const kind of appStoreKinds) {
           expect(await signUp(server, spelling), spelling).toEqual({ status: 202, body: { status: 'confirmation_sent' } });
         }
         expect(await server.store.findSubscriberByEmail('gone.reader@gmail.com')).toMatchObject({ status: 'complained', active: false });
-        const mailed = (await settledOutbox(server.outboxDir)).filter((eml) => /reader/.test(eml.to));
+        const mailed = (await settledOutbox(server)).filter((eml) => /reader/.test(eml.to));
         expect(mailed).toEqual([]);
       });
     });

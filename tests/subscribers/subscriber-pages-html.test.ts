@@ -69,7 +69,7 @@ describe.skipIf(!javaAvailable)('pages reached from an e-mail, by the W3C Nu che
     await save('subscription-link-sent', await post(subscriptionUrlFor(server.url, unsubscribeToken), { action: 'download' }));
     await save('subscription-delete-link-sent', await post(subscriptionUrlFor(server.url, unsubscribeToken), { action: 'delete' }));
 
-    const mail = await settledOutbox(server.outboxDir);
+    const mail = await settledOutbox(server);
     const links = mail.flatMap((eml) => linksIn(eml, `${server.url}/subscription/link`));
     expect(links.length).toBe(2);
     for (const [index, link] of links.entries()) await save(`fresh-link-${index}`, await fetch(link));

@@ -74,7 +74,7 @@ async function tearDown(setup: Partial<Setup>) {
 }
 
 /** The e-mails to this address in the app's outbox since `before`, once `count` have come and half a second passed without more. */
-const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server.outboxDir, before, to, { count });
+const newMail = (server: TestServer, before: Set<string>, to: string, count = 1): Promise<Eml[]> => newMailIn(server, before, to, { count });
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
 
 /** Presses a footer-page button that mails a fresh link, checks that nothing changed, and returns the link. */

@@ -2,6 +2,7 @@
 // text parts (quoted-printable decoded), and the links in them.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Store } from '../../server/store/types.ts';
 
 export interface Eml {
   name: string;
@@ -57,31 +58,34 @@ export function linksIn(eml: Eml, prefix: string): string[] {
   return [...eml.html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&')).filter((href) => href.startsWith(prefix));
 }
 
+/** A test server's outbox directory and the store whose outbox rows its worker sends. */
+export interface OutboxOf {
+  outboxDir: string;
+  store: Pick<Store, 'outboxSummary'>;
+}
+
 /**
- * The outbox once mail has stopped arriving: signups answer before their e-mail is sent (so the
- * answer's timing tells nobody whether one was due), so a test reads it when no new .eml has
- * appeared for `quietMs`.
+ * The outbox once the app's worker has nothing left to send. A signup's e-mail is queued in the
+ * same transaction as its answer and written by the worker just after, so once the store holds
+ * no queued or retrying message, every e-mail promised so far is in the directory (or failed).
+ * After `timeoutMs` it reads what is there, and the test's own expectations say what is missing.
  */
-export async function settledOutbox(dir: string, quietMs = 1_500, timeoutMs = 20_000): Promise<Eml[]> {
-  const started = Date.now();
-  let count = -1;
+export async function settledOutbox(server: OutboxOf, timeoutMs = 20_000): Promise<Eml[]> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.eml'));
-    if (names.length === count || Date.now() - started > timeoutMs) return readOutbox(dir);
-    count = names.length;
-    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    const { queued, retrying } = await server.store.outboxSummary(1);
+    if (queued + retrying === 0 || Date.now() > deadline) return readOutbox(server.outboxDir);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /**
- * The e-mails to `to` that arrived in the outbox `dir` since `before` (their names), once there are
- * `count` of them: the mail outbox's worker sends them just after the answer. A second look
- * `quietMs` later makes sure no more follow.
+ * The e-mails to `to` that arrived in the app's outbox since `before` (their names), once there
+ * are `count` of them and the worker has nothing left to send, so that no more can follow.
  */
-export async function newMailIn(dir: string, before: ReadonlySet<string>, to: string, { count = 1, quietMs = 500 } = {}): Promise<Eml[]> {
-  const read = async () => (await readOutbox(dir)).filter((eml) => !before.has(eml.name) && eml.to === to);
+export async function newMailIn(server: OutboxOf, before: ReadonlySet<string>, to: string, { count = 1 } = {}): Promise<Eml[]> {
+  const arrived = (mail: Eml[]) => mail.filter((eml) => !before.has(eml.name) && eml.to === to);
   const deadline = Date.now() + 20_000;
-  while ((await read()).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  await new Promise((resolve) => setTimeout(resolve, quietMs));
-  return read();
+  while (arrived(await readOutbox(server.outboxDir)).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return arrived(await settledOutbox(server));
 }
