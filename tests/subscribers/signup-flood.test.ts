@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { agentFrom, inParallel, send } from '../support/from-address.ts';
-import { readOutbox } from '../support/outbox.ts';
+import { settledOutbox } from '../support/outbox.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -18,22 +18,6 @@ const HONEYPOT_POSTS = 200;
 const MAILBOXES = 500;
 const NETWORK_ADDRESSES = Array.from({ length: 50 }, (_, i) => `127.0.1.${i + 1}`);
 const READER = 'real.reader.in.the.flood@example.com';
-
-/**
- * The outbox once no new .eml has appeared for 1.5 s (or after 30 s): a signup may be answered
- * before its confirmation e-mail is written, so the last ones can land after the last answer.
- */
-async function settled(dir: string) {
-  const started = Date.now();
-  let seen = -1;
-  for (;;) {
-    const mail = await readOutbox(dir);
-    if (mail.length === seen || Date.now() - started > 30_000) return mail;
-    seen = mail.length;
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-  }
-}
-
 
 interface Post {
   email: string;
@@ -110,7 +94,7 @@ describe.skipIf(!chromiumAvailable)('a signup flood in double opt-in mode', () =
     const floodSeconds = (performance.now() - started) / 1000;
     const readerToast = await reader!;
 
-    const mail = await settled(server.outboxDir);
+    const mail = await settledOutbox(server, 30_000);
     const perMailbox = new Map<string, number>();
     for (const eml of mail) perMailbox.set(eml.to, (perMailbox.get(eml.to) ?? 0) + 1);
     const floodMail = mail.filter((eml) => eml.to.endsWith('@flood.example'));
