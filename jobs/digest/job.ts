@@ -1,13 +1,13 @@
 // The Monday job as the CLI (bin/digest.ts) and the scheduler (scheduler.ts) both run it: one
 // place assembles the run's options (the pre-send checks, the log, the calendar); whether a run
 // failed is run-report.ts's runFailed. Neither shell decides any of these for itself, so a hand run and
-// a scheduled one cannot drift apart. Pruning is housekeeping (housekeeping.ts), never on a
+// a scheduled one cannot drift apart. Pruning is housekeeping (jobs/housekeeping/housekeep.ts), never on a
 // scheduled send's path: only a real run from the CLI prunes, after it has sent.
 import type { Recap } from '../../content/schema.ts';
 import type { Clock } from '../../server/clock.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
-import { housekeep } from './housekeeping.ts';
+import { housekeep } from '../housekeeping/housekeep.ts';
 import { presendHook } from './presend.ts';
 import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from './run.ts';
 

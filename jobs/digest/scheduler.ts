@@ -1,7 +1,7 @@
 // The Monday job inside the server process: at each DIGEST_CRON tick in DIGEST_TZ the scheduler
 // claims the tick in the record of ticks and starts its run in one transaction (catch-up.ts reads
 // that record), runs the digest, tries a stopped run again (resume.ts), tells the operator
-// (notices.ts), and does the daily housekeeping (housekeeping.ts). Every wait is a timer of one
+// (notices.ts), and does the daily housekeeping (jobs/housekeeping/housekeep.ts). Every wait is a timer of one
 // Clock, so a manual clock runs a week of it in a second. Runs go one at a time through a queue:
 // ticks never overlap, in this process (the queue) or across replicas (the tick's claim, then the
 // sending lease).
@@ -15,7 +15,7 @@ import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { catchUpMissedTick, latePrefixWithOlder, missedNotice, type CatchUp } from './catch-up.ts';
 import { nextTickAfter } from './cron-time.ts';
-import { housekeep, HOUSEKEEPING_CRON } from './housekeeping.ts';
+import { housekeep, HOUSEKEEPING_CRON } from '../housekeeping/housekeep.ts';
 import type { DigestSetup } from './job.ts';
 import { DEFAULT_LEASE_MS } from './lease.ts';
 import { logNotice, noticeFor, sendNotice, type Notice } from './notices.ts';

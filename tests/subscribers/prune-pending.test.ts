@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockReading } from '../support/clocks.ts';
 import { recaps } from '../../content/index.ts';
-import { PENDING_DAYS } from '../../jobs/digest/prune-pending.ts';
+import { PENDING_DAYS } from '../../jobs/housekeeping/prune-pending.ts';
 import { startDigestScheduler } from '../../jobs/digest/scheduler.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';

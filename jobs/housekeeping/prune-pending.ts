@@ -1,4 +1,4 @@
-// Part of the daily housekeeping (housekeeping.ts) and the CLI, never of a send: double opt-in signups that were never confirmed are removed after
+// Part of the daily housekeeping (housekeep.ts) and the CLI, never of a send: double opt-in signups that were never confirmed are removed after
 // PENDING_DAYS. Nothing was ever sent to them but the confirmation, so nothing else is lost, and
 // an address someone else typed in does not sit on our list for ever.
 import { plural } from '../../content/text.ts';

@@ -1,4 +1,4 @@
-// Part of the daily housekeeping (housekeeping.ts) and the CLI, never of a send, beside the prune of
+// Part of the daily housekeeping (housekeep.ts) and the CLI, never of a send, beside the prune of
 // unconfirmed signups: closed outbox messages (sent, failed, cancelled, unknown) and webhook events
 // older than RETENTION_DAYS are removed, so neither table grows for ever. The report's figures stay as they were: the bounces and complaints of the
 // events removed are kept as counts in the same statement (supabase/migrations/…_retention.sql),
