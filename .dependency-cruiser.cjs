@@ -1,6 +1,6 @@
 // The layer rule (docs/architecture.md, "Layout"), checked by `npm run lint` (so by `npm test`): imports run
 // downwards only, bin/ → jobs/ → server/ → emails/ → content/, client/ beside server/ and never
-// into it; and no two modules import each other, directly or round a longer loop.
+// into it, shared/ (what both run) below the two of them; and no two modules import each other, directly or round a longer loop.
 // Tests, benchmarks and build scripts may import any layer; what they import is still checked.
 // A test may import any layer (a unit test beside emails/ signs a link with the server's helper).
 const TEST = '\\.test\\.tsx?$';
@@ -112,6 +112,20 @@ module.exports = {
       comment: 'client/ runs in the browser too: it knows nothing of the server, the jobs or the e-mails.',
       from: { path: '^client/', pathNot: TEST },
       to: { path: '^(server|jobs|emails)/' },
+    },
+    {
+      name: 'server-not-into-client',
+      comment: 'The server takes from client/ only the SSR entry it renders pages with; what both sides run lives in shared/.',
+      severity: 'error',
+      from: { path: '^(server|jobs)/', pathNot: TEST },
+      to: { path: '^client/', pathNot: '^client/entry-server\\.tsx$' },
+    },
+    {
+      name: 'shared-is-pure',
+      severity: 'error',
+      comment: 'shared/ is what the browser and the server both run (the signup outcomes, the honeypot field, page heads): no React, no I/O, nothing but content/ below it.',
+      from: { path: '^shared/', pathNot: TEST },
+      to: { pathNot: ['^(shared|content)/', '(^|/)node_modules/zod/'] },
     },
     {
       name: 'content-is-pure',

@@ -4,7 +4,7 @@ import { StrictMode } from 'react';
 import { renderToPipeableStream } from 'react-dom/server';
 import { createStaticHandler, createStaticRouter, StaticRouterProvider } from 'react-router-dom';
 import type { Writable } from 'node:stream';
-import { DYNAMIC_QUERY, headOf, type PageHead } from './head.ts';
+import { DYNAMIC_QUERY, headOf, type PageHead } from '../shared/head.ts';
 import type { PageDataSource } from '../content/page-data.ts';
 import { createRoutes } from './routes.tsx';
 

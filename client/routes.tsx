@@ -7,7 +7,7 @@ import { formatWeekDate } from '../content/dates.ts';
 import { LAUNCH_PLATFORM, site } from '../content/site.ts';
 import { weekTitle } from '../content/text.ts';
 import { Layout } from './components/Layout.tsx';
-import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type RouteHandle } from './head.ts';
+import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type RouteHandle } from '../shared/head.ts';
 import { AboutPage } from './pages/AboutPage.tsx';
 import { ArchivePage } from './pages/ArchivePage.tsx';
 import { ErrorPage } from './pages/ErrorPage.tsx';

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Resvg, renderAsync } from '@resvg/resvg-js';
 import { createElement, type CSSProperties, type ReactNode } from 'react';
 import satori, { type Font } from 'satori';
-import { SHARE_IMAGE_SIZE, shareImagePath } from '../client/head.ts';
+import { SHARE_IMAGE_SIZE, shareImagePath } from '../shared/head.ts';
 import { recaps } from '../content/index.ts';
 import type { Recap } from '../content/schema.ts';
 import { LAUNCH_PLATFORM, site } from '../content/site.ts';
@@ -183,7 +183,7 @@ async function writeIcons(faviconSvg: string): Promise<string[]> {
  */
 async function drawingVersion(faviconSvg: string): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of ['scripts/share-images.ts', 'content/site.ts', 'content/dates.ts', 'client/head.ts']) hash.update(await readFile(join(root, file)));
+  for (const file of ['scripts/share-images.ts', 'content/site.ts', 'content/dates.ts', 'shared/head.ts']) hash.update(await readFile(join(root, file)));
   hash.update(faviconSvg);
   for (const name of ['satori', '@resvg/resvg-js', '@fontsource/inter']) {
     const manifest = JSON.parse(await readFile(require.resolve(`${name}/package.json`), 'utf8')) as { version: string };

@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Outlet, useLocation, useMatches } from 'react-router-dom';
-import { headOf } from '../head.ts';
+import { headOf } from '../../shared/head.ts';
 import { ARCHIVE_PATH, holdArchiveScroll, releaseArchiveScroll, renderWholePage, restoreArchiveScroll, saveArchiveScroll, savedArchiveScroll } from '../scroll.ts';
 import { ToastHost } from '../toast.tsx';
 import { CarryOrigin } from '../origin.tsx';

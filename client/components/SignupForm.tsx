@@ -2,8 +2,8 @@ import { useId, useState, useSyncExternalStore, type FormEvent } from 'react';
 import { useLocation, useSearchParams } from 'react-router-dom';
 import { looksLikeEmail } from '../../content/email-address.ts';
 import { site } from '../../content/site.ts';
-import { HONEYPOT_FIELD } from '../honeypot.ts';
-import { CONFIRMATION_SENT, isSignupOutcome, outcomeMessage } from '../signup-outcome.ts';
+import { HONEYPOT_FIELD } from '../../shared/honeypot.ts';
+import { CONFIRMATION_SENT, isSignupOutcome, outcomeMessage } from '../../shared/signup-outcome.ts';
 import { showToast, type ToastMessage } from '../toast.tsx';
 import { OriginFields, useCarriedOrigin } from '../origin.tsx';
 
@@ -98,7 +98,7 @@ export function SignupForm({ variant = 'card' }: { variant?: Variant }) {
       >
         <input type="hidden" name="source" value={pathname} />
         <OriginFields />
-        {/* The bot trap (client/honeypot.ts): moved off-screen rather than display:none, which some
+        {/* The bot trap (shared/honeypot.ts): moved off-screen rather than display:none, which some
             bots skip; hidden from screen readers (aria-hidden), out of the Tab order and never
             autofilled, so no person fills it. */}
         <div aria-hidden="true" className="absolute -left-[10000px] top-auto h-px w-px overflow-hidden">

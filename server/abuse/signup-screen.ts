@@ -2,7 +2,7 @@
 // network address, the honeypot, the disposable-domain list and a limit per mailbox. The subscribe
 // route (subscribers/routes/subscribe.ts) runs them in order, makes the one database call they lead
 // to and decides the answer.
-import { honeypotFilled } from '../../client/honeypot.ts';
+import { honeypotFilled } from '../../shared/honeypot.ts';
 import { networkAddressKey } from '../http/network-address-key.ts';
 import type { RateLimit } from '../store/types.ts';
 import { isDisposableAddress } from './disposable.ts';

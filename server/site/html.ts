@@ -1,6 +1,6 @@
 // The document around the React app: head tags from the route's PageHead, and the split of the
 // Vite-built template into the parts written before and after the streamed app.
-import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type ShareImage } from '../../client/head.ts';
+import { SHARE_IMAGE_SIZE, shareImagePath, type JsonLd, type PageHead, type ShareImage } from '../../shared/head.ts';
 import { site } from '../../content/site.ts';
 
 export function escapeHtml(text: string): string {

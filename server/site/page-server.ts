@@ -7,7 +7,7 @@ import { brotliCompress, gzipSync, constants as zlibConstants } from 'node:zlib'
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { isbot } from 'isbot';
 import type { AppRender, PageRequest, RenderOptions } from '../../client/entry-server.tsx';
-import { DYNAMIC_QUERY } from '../../client/head.ts';
+import { DYNAMIC_QUERY } from '../../shared/head.ts';
 import type { PageDataSource } from '../../content/page-data.ts';
 import { canonicalPageFor, rawPathOf } from '../http/canonical-path.ts';
 import { dataScript, renderHead, splitTemplate } from './html.ts';

@@ -7,7 +7,7 @@
 import type { Request, Response } from 'express';
 import * as z from 'zod';
 import { emailProblem, MAX_EMAIL_LENGTH } from '../../content/email-address.ts';
-import type { SignupOutcome } from '../../client/signup-outcome.ts';
+import type { SignupOutcome } from '../../shared/signup-outcome.ts';
 import { canonicalAddress } from './mailbox-key.ts';
 import type { LinkConfirmation } from '../store/subscriber-links.ts';
 import type { CountedSignup, RateLimit, SignupDecision, SignupMode, SignupOrigin, SignupRequest, SiteStore, SubscriberDetails } from '../store/types.ts';

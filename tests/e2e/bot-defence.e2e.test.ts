@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
+import { HONEYPOT_FIELD } from '../../shared/honeypot.ts';
 import { createUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
 import { chromiumAvailable, launchChromium, signupFormHydrated } from '../support/browser.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';

@@ -6,7 +6,7 @@
 // more reaches that inbox: no confirmation or welcome in the outbox, and no copy of the digest.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CONFIRMATION_SENT } from '../../client/signup-outcome.ts';
+import { CONFIRMATION_SENT } from '../../shared/signup-outcome.ts';
 import { site } from '../../content/site.ts';
 import { confirmEmailText } from '../../emails/ConfirmEmail.tsx';
 import { welcomeEmailText } from '../../emails/WelcomeEmail.tsx';

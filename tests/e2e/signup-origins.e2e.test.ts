@@ -10,7 +10,7 @@
 //   HTML for the Nu checker.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
+import { HONEYPOT_FIELD } from '../../shared/honeypot.ts';
 import { recaps } from '../../content/index.ts';
 import { referralText } from '../../content/referrals.ts';
 import { gatherReport, type ReportData } from '../../jobs/report/gather.ts';

@@ -3,7 +3,7 @@
 // refused.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RATE_LIMITED_MESSAGE } from '../../client/signup-outcome.ts';
+import { RATE_LIMITED_MESSAGE } from '../../shared/signup-outcome.ts';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -4,7 +4,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARE_IMAGE_SIZE } from '../../client/head.ts';
+import { SHARE_IMAGE_SIZE } from '../../shared/head.ts';
 import { recaps } from '../../content/index.ts';
 import { sitePaths } from '../../server/app.ts';
 import { jsonLdScript, renderHead } from '../../server/site/html.ts';

@@ -11,7 +11,7 @@ import { createFreshLinkToken, type LinkPurpose } from '../../server/subscribers
 import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
-import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
+import { HONEYPOT_FIELD } from '../../shared/honeypot.ts';
 import { newWebhookSecret, postBounce, postComplaint } from '../support/resend-webhook.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 

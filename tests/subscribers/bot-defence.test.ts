@@ -5,7 +5,7 @@
 import type { Agent } from 'node:http';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE } from '../../client/signup-outcome.ts';
+import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE } from '../../shared/signup-outcome.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { openPostgresStore } from '../../server/store/postgres.ts';

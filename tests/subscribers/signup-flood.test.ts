@@ -6,7 +6,7 @@
 import type { Agent } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HONEYPOT_FIELD } from '../../client/honeypot.ts';
+import { HONEYPOT_FIELD } from '../../shared/honeypot.ts';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { agentFrom, inParallel, send } from '../support/from-address.ts';
 import { settledOutbox } from '../support/outbox.ts';

@@ -4,7 +4,7 @@
 // answers. A real signup's two counts and its row go in that one call (signup_counted); any other
 // post costs one count of its network address, and a bad body is explained only once it is counted.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../../client/signup-outcome.ts';
+import { ADDRESS_RATE_LIMITED_MESSAGE, DISPOSABLE_EMAIL_MESSAGE, RATE_LIMITED_MESSAGE, type SignupOutcome } from '../../../shared/signup-outcome.ts';
 import { rateLimitHasher } from '../../abuse/keyed-hash.ts';
 import { mailboxLimit, networkLimit, screenSignup, type ScreenVerdict } from '../../abuse/signup-screen.ts';
 import { sendError } from '../../http/errors.ts';
