@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { recaps } from '../content/index.ts';
-import type { DigestReport } from '../jobs/digest/run.ts';
+import type { DigestReport } from '../server/mail/digest/run.ts';
 import type { openPostgresStore as OpenPostgresStore } from '../server/store/postgres.ts';
 import { startFakeResend, type FakeResend } from '../tests/support/fake-resend.ts';
 import { startOwnPostgres, type OwnPostgres } from '../scripts/own-postgres.ts';

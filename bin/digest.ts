@@ -6,7 +6,7 @@ import { emailProblem, normalizeEmail } from '../content/email-address.ts';
 import { findRecap, recaps } from '../content/index.ts';
 import { configOrExit, readDotEnv, storeOrExit } from '../server/startup.ts';
 import { DEFAULT_DELIVERY_POLICY, MAX_REQUEST_TIMEOUT_MS } from '../server/mail/delivery-policy.ts';
-import type { DigestProgress, DigestReport } from '../jobs/digest/run.ts';
+import type { DigestProgress, DigestReport } from '../server/mail/digest/run.ts';
 import type { Mailer } from '../server/mail/types.ts';
 import type { Store } from '../server/store/types.ts';
 
@@ -138,7 +138,7 @@ type Config = Awaited<ReturnType<typeof configOrExit>>;
 const log = { info: (line: string) => console.error(line), warn: (line: string) => console.error(`warning: ${line}`) };
 
 async function showHistory(store: Store, json: boolean): Promise<never> {
-  const { historyTable, outboxLines } = await import('../jobs/digest/run-report.ts');
+  const { historyTable, outboxLines } = await import('../server/mail/digest/run-report.ts');
   try {
     const [runs, open, outbox] = await Promise.all([store.recentDigestRuns(HISTORY_ROWS), store.openDigestBatches(null), store.outboxSummary(OUTBOX_DAYS)]);
     if (json) console.log(JSON.stringify({ runs, openBatches: open, outbox }));
@@ -168,7 +168,7 @@ async function openMailer(config: Config, args: Args) {
 }
 
 async function settle(store: Store, mailer: Mailer, config: Config, args: Args & { settle: NonNullable<Args['settle']> }): Promise<never> {
-  const { settleBatch } = await import('../jobs/digest/settle.ts');
+  const { settleBatch } = await import('../server/mail/digest/settle.ts');
   let result;
   try {
     result = await settleBatch({ store, mailer, unsubscribeSecret: config.unsubscribeSecret, batchId: args.settle.batchId, action: args.settle.action, now: new Date() });
@@ -217,7 +217,7 @@ function progressTicker() {
 }
 
 async function sendDigest(store: Store, mailer: Mailer, config: Config, args: Args): Promise<never> {
-  const [{ runDigestJob }, { runFailed }] = await Promise.all([import('../jobs/digest/job.ts'), import('../jobs/digest/run-report.ts')]);
+  const [{ runDigestJob }, { runFailed }] = await Promise.all([import('../jobs/digest/job.ts'), import('../server/mail/digest/run-report.ts')]);
   const signal = stopOnSignal();
   const progress = progressTicker();
   let report: DigestReport;

@@ -1,6 +1,6 @@
 // `npm run validate-content`: refreshes the registry of week files, checks every recap and prints
 // each problem with its file and field, then renders each recap's e-mail and runs the pre-send
-// checks on it (jobs/digest/presend-checks.ts) with this environment's SITE_URL, and says when each
+// checks on it (server/mail/digest/presend-checks.ts) with this environment's SITE_URL, and says when each
 // coming week will be public and e-mailed. Exits 1 when anything is wrong; a warning (a long subject,
 // a scheduled run before a week's page is public) is printed but does not fail.
 import { plural } from '../content/text.ts';
@@ -22,7 +22,7 @@ try {
 const [{ ConfigError, parseConfig }, { readDotEnv }, { checkRecap }, { comingWeekLines, comingWeeks }] = await Promise.all([
   import('../server/config.ts'),
   import('../server/startup.ts'),
-  import('../jobs/digest/presend.ts'),
+  import('../server/mail/digest/presend.ts'),
   import('../jobs/digest/when.ts'),
 ]);
 readDotEnv();

@@ -18,7 +18,7 @@ import type { Recap } from '../../content/schema.ts';
 import type { DigestSchedule, DigestStore, DigestTick } from '../../server/store/types.ts';
 import { lastTickAtOrBefore } from './cron-time.ts';
 import { NOTICE_SUBJECT_PREFIX, type Notice } from './notices.ts';
-import { chooseRecap } from './recap.ts';
+import { chooseRecap } from '../../server/mail/digest/recap.ts';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;

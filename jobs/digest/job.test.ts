@@ -3,7 +3,7 @@ import { recaps } from '../../content/index.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { digestJobOptions, isRealRun, runDigestJob, type DigestSetup } from './job.ts';
-import { runFailed, type DigestReport } from './run-report.ts';
+import { runFailed, type DigestReport } from '../../server/mail/digest/run-report.ts';
 
 const report = (outcome: DigestReport['outcome'], failed: DigestReport['failed'] = []): DigestReport => ({
   outcome,

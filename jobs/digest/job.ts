@@ -8,8 +8,8 @@ import type { Clock } from '../../server/clock.ts';
 import type { Mailer } from '../../server/mail/types.ts';
 import type { DigestStore } from '../../server/store/types.ts';
 import { housekeep } from '../housekeeping/housekeep.ts';
-import { presendHook } from './presend.ts';
-import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from './run.ts';
+import { presendHook } from '../../server/mail/digest/presend.ts';
+import { runWeeklyDigest, type DigestLog, type DigestOptions, type DigestProgress, type DigestReport } from '../../server/mail/digest/run.ts';
 
 /** What every run of this process shares: its store, mailer, content and configuration. */
 export interface DigestSetup {

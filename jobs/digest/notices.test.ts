@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { noticeFor, type NoticeContext } from './notices.ts';
-import type { DigestReport } from './run-report.ts';
+import type { DigestReport } from '../../server/mail/digest/run-report.ts';
 
 let store: Store;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
 import { plural } from '../../content/text.ts';
 import { queueOperatorNotice, type NoticeRecipients } from '../../server/mail/operator-notice.ts';
 import type { DigestStore } from '../../server/store/types.ts';
-import type { DigestReport } from './run-report.ts';
+import type { DigestReport } from '../../server/mail/digest/run-report.ts';
 
 export const NOTICE_SUBJECT_PREFIX = '[Launched Weekly]';
 

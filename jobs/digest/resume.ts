@@ -9,7 +9,7 @@
 // N): …"); the sending lease keeps it to one sender across replicas. Every wait is a timer of the
 // scheduler's Clock.
 import type { Clock, TimerHandle } from '../../server/clock.ts';
-import type { DigestReport } from './run-report.ts';
+import type { DigestReport } from '../../server/mail/digest/run-report.ts';
 import { nextTickAfter } from './cron-time.ts';
 
 const HOUR_MS = 3_600_000;

@@ -17,11 +17,11 @@ import { catchUpMissedTick, latePrefixWithOlder, missedNotice, type CatchUp } fr
 import { nextTickAfter } from './cron-time.ts';
 import { housekeep, HOUSEKEEPING_CRON } from '../housekeeping/housekeep.ts';
 import type { DigestSetup } from './job.ts';
-import { DEFAULT_LEASE_MS } from './lease.ts';
+import { DEFAULT_LEASE_MS } from '../../server/mail/digest/lease.ts';
 import { logNotice, noticeFor, sendNotice, type Notice } from './notices.ts';
-import { reportFields, runFailed } from './run-report.ts';
+import { reportFields, runFailed } from '../../server/mail/digest/run-report.ts';
 import { createResumer, DEFAULT_RESUME_POLICY, resumableTick, type Resumer, type ResumePolicy } from './resume.ts';
-import type { DigestReport } from './run.ts';
+import type { DigestReport } from '../../server/mail/digest/run.ts';
 
 export { HOUSEKEEPING_CRON };
 

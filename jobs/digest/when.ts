@@ -7,7 +7,7 @@ import cron from 'node-cron';
 import { byDateOldestFirst, daysBetween } from '../../content/dates.ts';
 import { formatInstant, isPublic, publicationInstant, wallClockInstant } from '../../content/publication.ts';
 import type { Recap } from '../../content/schema.ts';
-import { isoDateIn } from './recap.ts';
+import { isoDateIn } from '../../server/mail/digest/recap.ts';
 
 export interface Schedule {
   /** DIGEST_CRON, or 'off' when this process does not schedule the digest. */

@@ -3,8 +3,8 @@
 // same opened from disk, mailed as an attachment or offline.
 import { senderHoldWords } from '../../server/mail/sender-refusal.ts';
 import type { ReactNode } from 'react';
-import type { CheckResult } from '../digest/presend-checks.ts';
-import { unknownPart } from '../digest/run-report.ts';
+import type { CheckResult } from '../../server/mail/digest/presend-checks.ts';
+import { unknownPart } from '../../server/mail/digest/run-report.ts';
 import type { Charts } from './charts.ts';
 import { ClicksSection } from './ClicksSection.tsx';
 import { GrowthSection } from './GrowthSection.tsx';

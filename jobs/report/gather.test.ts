@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { chooseRecap } from '../digest/recap.ts';
+import { chooseRecap } from '../../server/mail/digest/recap.ts';
 import { recapForRun } from './gather.ts';
 
 describe("the report's next run", () => {

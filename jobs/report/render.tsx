@@ -1,7 +1,7 @@
 // The report's two outputs from one set of figures: the HTML page and the terminal's headlines.
 import { senderHoldWords } from '../../server/mail/sender-refusal.ts';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { unknownPart } from '../digest/run-report.ts';
+import { unknownPart } from '../../server/mail/digest/run-report.ts';
 import { renderCharts } from './charts.ts';
 import { RATE_LINE, STATES, type ReportData } from './gather.ts';
 import { percent } from './page-kit.tsx';

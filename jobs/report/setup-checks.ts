@@ -2,7 +2,7 @@
 // (server/store/server-notices.ts): the report runs as its own process and cannot see a server's
 // configuration or logs, but it reads the same database.
 import type { ServerNotice } from '../../server/store/server-notices.ts';
-import type { CheckStatus } from '../digest/presend-checks.ts';
+import type { CheckStatus } from '../../server/mail/digest/presend-checks.ts';
 
 export interface SetupCheck {
   id: 'trust-proxy';

@@ -32,7 +32,7 @@ export const MAX_REQUEST_TIMEOUT_MS = 600_000;
  * The longest one provider call can take from its first attempt to its last, under a policy: every
  * try (each back-off retry and each rate-limit wait comes after one) running to its timeout, the
  * back-off steps at their full length, every rate-limit wait at its longest. The digest's repeat
- * window is measured against this with the largest --timeout, not assumed (jobs/digest/send-batch.ts).
+ * window is measured against this with the largest --timeout, not assumed (server/mail/digest/send-batch.ts).
  */
 export function longestRetryBudgetMs(policy: DeliveryPolicy = { ...DEFAULT_DELIVERY_POLICY, requestTimeoutMs: MAX_REQUEST_TIMEOUT_MS }): number {
   const tries = policy.maxAttempts + policy.maxRateLimitWaits;

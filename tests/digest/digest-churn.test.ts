@@ -13,7 +13,7 @@ import pg from 'pg';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest, type DigestReport } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest, type DigestReport } from '../../server/mail/digest/run.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
 import type { Store } from '../../server/store/types.ts';
 import { type FakeResend } from '../support/fake-resend.ts';

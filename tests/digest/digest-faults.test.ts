@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clockReading } from '../support/clocks.ts';
 import { recaps } from '../../content/index.ts';
 import { startDigestScheduler } from '../../jobs/digest/scheduler.ts';
-import type { DigestReport } from '../../jobs/digest/run.ts';
+import type { DigestReport } from '../../server/mail/digest/run.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
 import { openPostgresStore } from '../../server/store/postgres.ts';

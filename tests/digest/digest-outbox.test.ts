@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../../jobs/digest/run.ts';
+import type { DigestReport } from '../../server/mail/digest/run.ts';
 import { createApp } from '../../server/app.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.ts';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { clockReading } from '../support/clocks.ts';
 import { recaps } from '../../content/index.ts';
 import { startDigestScheduler } from '../../jobs/digest/scheduler.ts';
-import { runWeeklyDigest, type DigestOptions } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest, type DigestOptions } from '../../server/mail/digest/run.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DigestReport } from '../../jobs/digest/run.ts';
+import type { DigestReport } from '../../server/mail/digest/run.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { npmRun } from '../support/cli.ts';
 import { addSignup } from '../support/store-ops.ts';

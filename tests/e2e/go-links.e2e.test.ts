@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { recaps } from '../../content/index.ts';
 import type { Recap } from '../../content/schema.ts';
 import { withCampaign } from '../../content/site.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { CLICK_WINDOW_SECONDS, CLICKS_PER_NETWORK_PER_WEEK } from '../../server/site/routes/go.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'svix';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';

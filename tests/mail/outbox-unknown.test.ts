@@ -7,7 +7,7 @@
 // outbox section of `npm run digest -- --history` and in the report's outbox counts. On every store backend.
 import { describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { outboxLines } from '../../jobs/digest/run-report.ts';
+import { outboxLines } from '../../server/mail/digest/run-report.ts';
 import { gatherReport } from '../../jobs/report/gather.ts';
 import { headlineFigures } from '../../jobs/report/render.tsx';
 import { createOutboxWorker } from '../../server/mail/outbox-worker.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';

@@ -17,7 +17,7 @@ import { recapPathFor } from '../../content/dates.ts';
 import { startDigestScheduler } from '../../jobs/digest/scheduler.ts';
 import { gatherReport } from '../../jobs/report/gather.ts';
 import { headlineFigures } from '../../jobs/report/render.tsx';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { CLIENT_DIST } from '../../server/site/load-renderer.ts';

@@ -13,7 +13,7 @@ import { openPGliteStore } from '../../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
 import type { SqlExecutor } from '../../server/store/sql-client.ts';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { sqlStore } from '../../server/store/sql-store.ts';
 import { readOutbox } from '../support/outbox.ts';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recaps } from '../../content/index.ts';
-import { runWeeklyDigest, type DigestReport } from '../../jobs/digest/run.ts';
+import { runWeeklyDigest, type DigestReport } from '../../server/mail/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
 import { readOutbox } from './outbox.ts';
 import { TEST_UNSUBSCRIBE_SECRET, type TestServer } from './server.ts';

@@ -4,8 +4,8 @@
 // re-create the lease for a whole period, and the next run would wrongly report "locked".
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { systemClock, type Clock, type TimerHandle } from '../../server/clock.ts';
-import type { DigestStore } from '../../server/store/types.ts';
+import { systemClock, type Clock, type TimerHandle } from '../../clock.ts';
+import type { DigestStore } from '../../store/types.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 

@@ -1,18 +1,18 @@
 // Planning, writing, sending and settling single batches on a real embedded store, against the
 // local Resend stand-in: each part alone, as the job strings them together.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { recaps } from '../../content/index.ts';
-import { prepareDigest } from '../../emails/render-digest.ts';
-import { ResendMailer } from '../../server/mail/resend.ts';
-import { openPGliteStore } from '../../server/store/pglite.ts';
-import type { DigestContent, Store, Subscriber } from '../../server/store/types.ts';
-import { startFakeResend, type FakeResend } from '../../tests/support/fake-resend.ts';
+import { recaps } from '../../../content/index.ts';
+import { prepareDigest } from '../../../emails/render-digest.ts';
+import { ResendMailer } from '../resend.ts';
+import { openPGliteStore } from '../../store/pglite.ts';
+import type { DigestContent, Store, Subscriber } from '../../store/types.ts';
+import { startFakeResend, type FakeResend } from '../../../tests/support/fake-resend.ts';
 import { digestContentOf, messageFrom } from './content.ts';
 import { candidateGroups } from './plan.ts';
 import { RunTally } from './run-report.ts';
-import { DEFAULT_DELIVERY_POLICY, longestRetryBudgetMs, MAX_REQUEST_TIMEOUT_MS } from '../../server/mail/delivery-policy.ts';
+import { DEFAULT_DELIVERY_POLICY, longestRetryBudgetMs, MAX_REQUEST_TIMEOUT_MS } from '../delivery-policy.ts';
 import { LAST_ATTEMPT_AGE_MS, PROVIDER_IDEMPOTENCY_WINDOW_MS, REPEAT_SAFETY_MARGIN_MS, sendAndRecord, settleOpenBatches, type BatchContext } from './send-batch.ts';
-import { addSignup, deliveredTo, listActiveSubscribers } from '../../tests/support/store-ops.ts';
+import { addSignup, deliveredTo, listActiveSubscribers } from '../../../tests/support/store-ops.ts';
 
 const SECRET = 'send-batch-test-secret-0123456789abcdef0123456789';
 const FROM = 'Launched Weekly <digest@launchedweekly.test>';

@@ -3,12 +3,12 @@
 // batch names its rendering by hash, so a rerun resends exactly what was first sent, even after
 // the recap text, MAIL_FROM or SITE_URL changed.
 import { createHash } from 'node:crypto';
-import { personalizeTemplate, type PreparedDigest } from '../../emails/render-digest.ts';
-import { wholeMessage } from '../../server/mail/template.ts';
-import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../../server/mail/types.ts';
-import type { DigestContent, Subscriber } from '../../server/store/types.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
-import { shareLinkPath } from '../../server/subscribers/share-codes.ts';
+import { personalizeTemplate, type PreparedDigest } from '../../../emails/render-digest.ts';
+import { wholeMessage } from '../template.ts';
+import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../types.ts';
+import type { DigestContent, Subscriber } from '../../store/types.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/signed-links.ts';
+import { shareLinkPath } from '../../subscribers/share-codes.ts';
 
 const sha256 = (...parts: string[]) => {
   const hash = createHash('sha256');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recaps } from '../../content/index.ts';
+import { recaps } from '../../../content/index.ts';
 import { checkRecap } from './presend.ts';
 import { MAX_HTML_BYTES, presendRefusal, runPresendChecks, type PresendCopy } from './presend-checks.ts';
 

@@ -1,8 +1,8 @@
 // What a run tells people: the counts it keeps while it goes, the one-sentence message at the end,
 // the row it leaves in the run history, and the history as a table (`npm run digest -- --history`).
-import type { OutboxSummary } from '../../server/store/mail-outbox.ts';
-import { plural, pluralWord } from '../../content/text.ts';
-import type { DigestRun, DigestRunKind, DigestStore } from '../../server/store/types.ts';
+import type { OutboxSummary } from '../../store/mail-outbox.ts';
+import { plural, pluralWord } from '../../../content/text.ts';
+import type { DigestRun, DigestRunKind, DigestStore } from '../../store/types.ts';
 import type { RecapRef } from './recap.ts';
 
 export type DigestOutcome =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recaps } from '../../content/index.ts';
+import { recaps } from '../../../content/index.ts';
 import { chooseRecap, isoDateIn } from './recap.ts';
 
 const base = { recaps, scheduled: false, preview: false, freshnessDays: 7 };

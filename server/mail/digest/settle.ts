@@ -2,9 +2,9 @@
 // unknown. `skip`: it went out (the provider's log shows it); its recipients are recorded as served.
 // `send`: it did not; it goes out now, with its stored content, to those of its recipients who are
 // still active, under a new idempotency key (the old one is expired or bound to another body).
-import { plural } from '../../content/text.ts';
-import type { Mailer } from '../../server/mail/types.ts';
-import type { DigestStore } from '../../server/store/types.ts';
+import { plural } from '../../../content/text.ts';
+import type { Mailer } from '../types.ts';
+import type { DigestStore } from '../../store/types.ts';
 import { rebuildMessages, stillOnTheList } from './content.ts';
 import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { recordRun, RunTally, startRun, type DigestReport } from './run-report.ts';

@@ -1,10 +1,10 @@
 // Which recap a run sends, and whether it may: the newest public one (content/publication.ts), or
 // the one asked for; a coming week only as a dry run or a test copy; on the schedule only while
 // it is fresh.
-import { byDateNewestFirst, daysBetween } from '../../content/dates.ts';
-import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../content/publication.ts';
-import type { Recap } from '../../content/schema.ts';
-import { plural, weekLabel } from '../../content/text.ts';
+import { byDateNewestFirst, daysBetween } from '../../../content/dates.ts';
+import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../../content/publication.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { plural, weekLabel } from '../../../content/text.ts';
 
 export interface RecapRef {
   date: string;

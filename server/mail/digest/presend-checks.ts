@@ -10,8 +10,8 @@
 //   deliberate, so it is a warning only.
 // - text: the plain-text part is what text-only clients and many spam filters read; a product
 //   missing from it is a product some readers never see.
-import { goUrlFor } from '../../content/go-links.ts';
-import { plural, pluralWord } from '../../content/text.ts';
+import { goUrlFor } from '../../../content/go-links.ts';
+import { plural, pluralWord } from '../../../content/text.ts';
 
 export const GMAIL_CLIP_BYTES = 102 * 1024;
 export const SIZE_MARGIN_BYTES = 10 * 1024;

@@ -10,11 +10,11 @@
 //   still remembers that key (24 h); later it marks it unknown and says how to settle it.
 // - The ledger and open batches keep everyone already served or in flight out of new batches.
 // - The lease keeps a second process from sending the same recap at the same time.
-import { prepareDigest } from '../../emails/render-digest.ts';
-import type { Recap } from '../../content/schema.ts';
-import { plural } from '../../content/text.ts';
-import type { Mailer } from '../../server/mail/types.ts';
-import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../server/store/types.ts';
+import { prepareDigest } from '../../../emails/render-digest.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { plural } from '../../../content/text.ts';
+import type { Mailer } from '../types.ts';
+import type { DigestBatch, DigestContent, DigestRunKind, DigestStore, Subscriber } from '../../store/types.ts';
 import { digestContentOf, messageFrom, messageMaker } from './content.ts';
 import { candidateGroups, DEFAULT_PAGE_SIZE } from './plan.ts';
 import { chooseRecap, isoDateIn, type RecapRef } from './recap.ts';
@@ -22,7 +22,7 @@ import { DEFAULT_LEASE_MS, SendingLease } from './lease.ts';
 import { closingReport, recordRun, RunTally, startRun, type DigestOutcome, type DigestReport } from './run-report.ts';
 import { sendAndRecord, settleOpenBatches, templateFor, type BatchContext } from './send-batch.ts';
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../server/clock.ts';
+import type { Clock } from '../../clock.ts';
 
 export { DEFAULT_PAGE_SIZE, DEFAULT_LEASE_MS, isoDateIn };
 export { findRecapIn } from './recap.ts';

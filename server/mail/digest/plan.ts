@@ -1,7 +1,7 @@
 // Planning: who is next. Candidates come from the database already filtered (active, without this
 // recap in the ledger, in no open batch of it), in id order, a page at a time; they become a batch
 // only when writeDigestBatch commits them, which drops whoever left in between.
-import type { DigestStore, Subscriber } from '../../server/store/types.ts';
+import type { DigestStore, Subscriber } from '../../store/types.ts';
 
 export const DEFAULT_PAGE_SIZE = 500;
 

@@ -2,10 +2,10 @@
 // unsubscribe link as long as a real one and checked. The digest job calls `presendHook` through
 // its preSend option (after the recap is chosen and rendered, before anything is sent, a test copy
 // included); validate-content and the report call `checkRecap`.
-import type { Recap } from '../../content/schema.ts';
-import { weekLabel } from '../../content/text.ts';
-import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../emails/render-digest.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { weekLabel } from '../../../content/text.ts';
+import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../../emails/render-digest.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/signed-links.ts';
 import { presendRefusal, runPresendChecks, type CheckResult } from './presend-checks.ts';
 import type { DigestOptions } from './run.ts';
 

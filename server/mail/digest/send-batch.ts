@@ -3,10 +3,10 @@
 // answer closes it with its ledger rows in one transaction. Whatever may have gone out but cannot
 // be confirmed stays pending (to be repeated with the same key) or becomes unknown (for a person to
 // decide); it is never counted as a failure and never planned again.
-import { plural } from '../../content/text.ts';
-import { longestRetryBudgetMs } from '../../server/mail/delivery-policy.ts';
-import type { BatchMessage, Mailer, PreparedTemplate } from '../../server/mail/types.ts';
-import type { BatchFailure, BatchState, DigestBatch, DigestContent, DigestStore } from '../../server/store/types.ts';
+import { plural } from '../../../content/text.ts';
+import { longestRetryBudgetMs } from '../delivery-policy.ts';
+import type { BatchMessage, Mailer, PreparedTemplate } from '../types.ts';
+import type { BatchFailure, BatchState, DigestBatch, DigestContent, DigestStore } from '../../store/types.ts';
 import { digestTemplateOf, rebuildMessages, stillOnTheList } from './content.ts';
 import { settleCommands, type RunTally, type UnknownBatch } from './run-report.ts';
 

@@ -1,9 +1,9 @@
 // The sending lease on a real (embedded) store: a renewal already on its way when the lease is
 // released must not bring it back, or the next run would be told "locked" for a whole period.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../server/clock.ts';
-import { openPGliteStore } from '../../server/store/pglite.ts';
-import type { Store } from '../../server/store/types.ts';
+import { systemClock } from '../../clock.ts';
+import { openPGliteStore } from '../../store/pglite.ts';
+import type { Store } from '../../store/types.ts';
 import { SendingLease } from './lease.ts';
 
 let store: Store;
