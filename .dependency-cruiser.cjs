@@ -1,8 +1,8 @@
 // The layer rule (docs/architecture.md, "Layout"), checked by `npm run lint` (so by `npm test`): imports run
-// downwards only, bin/ → jobs/ → server/ → emails/ → content/, client/ beside server/ and never
+// downwards only, bin/ → jobs/ → server/ → content/, client/ beside server/ and never
 // into it, shared/ (what both run) below the two of them; and no two modules import each other, directly or round a longer loop.
 // Tests, benchmarks and build scripts may import any layer; what they import is still checked.
-// A test may import any layer (a unit test beside emails/ signs a link with the server's helper).
+// A test may import any layer (a unit test beside the e-mail templates signs a link with the server's helper).
 const TEST = '\\.test\\.tsx?$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -100,18 +100,18 @@ module.exports = {
       to: { path: '^server/(app|startup)\\.ts$' },
     },
     {
-      name: 'emails-not-into-server-or-jobs',
+      name: 'mail-templates-are-pure',
       severity: 'error',
-      comment: 'emails/ renders templates from content/; the server and the jobs call it, not the other way round.',
-      from: { path: '^emails/', pathNot: TEST },
-      to: { path: '^(server|jobs)/' },
+      comment: 'server/mail/templates/ renders the e-mails from content/ alone; the senders call it, not the other way round.',
+      from: { path: '^server/mail/templates/', pathNot: TEST },
+      to: { path: '^(server|jobs)/', pathNot: '^server/mail/templates/' },
     },
     {
       name: 'client-not-into-server',
       severity: 'error',
       comment: 'client/ runs in the browser too: it knows nothing of the server, the jobs or the e-mails.',
       from: { path: '^client/', pathNot: TEST },
-      to: { path: '^(server|jobs|emails)/' },
+      to: { path: '^(server|jobs)/' },
     },
     {
       name: 'server-not-into-client',

@@ -26,7 +26,7 @@ export default tseslint.config(
   },
   {
     // Shipped code (what bin/ runs and the browser loads), the build scripts and the benchmarks.
-    files: ['{bench,bin,client,content,emails,jobs,server,shared,scripts}/**/*.{ts,tsx}'],
+    files: ['{bench,bin,client,content,jobs,server,shared,scripts}/**/*.{ts,tsx}'],
     ignores: ['**/*.test.{ts,tsx}'],
     rules: {
       // The compiled server bundles zod (scripts/build-node.ts): through `import * as z`, esbuild keeps

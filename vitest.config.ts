@@ -36,7 +36,7 @@ const BROWSER_TESTS = [
 /** Release-sized: a container's build from `npm ci`, a copied tree built by Vite, 11,000 signups, ten `npm start` restarts. */
 const RELEASE_TESTS = ['tests/release/*.test.ts'];
 
-const BESIDE_CODE = '{bin,content,client,shared,server,emails,jobs,scripts}/**/*.test.{ts,tsx}';
+const BESIDE_CODE = '{bin,content,client,shared,server,jobs,scripts}/**/*.test.{ts,tsx}';
 const BUILD_AND_POSTGRES = ['tests/setup/build.ts', 'tests/setup/postgres.ts'];
 
 export default mergeConfig(

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { formatWeekDate } from '../content/dates.ts';
 import { recaps } from '../content/index.ts';
 import { site } from '../content/site.ts';
-import { renderDigestEmail, webUrlFor } from '../emails/render-digest.ts';
+import { renderDigestEmail, webUrlFor } from '../server/mail/templates/render-digest.ts';
 
 const OUT_DIR = fileURLToPath(new URL('../dist/email-preview', import.meta.url));
 const PREVIEW_SITE_URL = 'http://localhost:3000';

@@ -15,7 +15,6 @@ const SOURCES = [
   'bin',
   'server',
   'jobs',
-  'emails',
   'public',
   'index.html',
   'vite.config.ts',

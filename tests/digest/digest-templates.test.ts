@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { prepareDigest } from '../../emails/render-digest.ts';
+import { prepareDigest } from '../../server/mail/templates/render-digest.ts';
 import { digestContentOf, digestTemplateOf, messageFrom, templatedMessageFrom } from '../../server/mail/digest/content.ts';
 import { runWeeklyDigest, type DigestReport } from '../../server/mail/digest/run.ts';
 import { composeEml, OutboxMailer } from '../../server/mail/outbox.ts';

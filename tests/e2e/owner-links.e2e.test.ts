@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
+import { freshLinkEmailText } from '../../server/mail/templates/FreshLinkEmail.tsx';
 import { chromiumAroundTests, chromiumAvailable, signUpWithForm } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';

@@ -3,7 +3,7 @@
 // production server without the webhook secret says at start-up what it will not do.
 import { describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
-import { prepareDigest } from '../../emails/render-digest.ts';
+import { prepareDigest } from '../../server/mail/templates/render-digest.ts';
 import { parseConfig } from '../../server/config.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../server/subscribers/signed-links.ts';
 

@@ -5,7 +5,7 @@ import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
 import { openPostgresDatabase } from './database.ts';
 import { describeSimulatedMondays } from './simulated-mondays.ts';
 
-vi.mock('../../emails/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
+vi.mock('../../server/mail/templates/render-digest.ts', async (importOriginal) => (await import('./rendering.ts')).memoizedRendering(await importOriginal()));
 
 describeSimulatedMondays({
   name: 'PostgreSQL',

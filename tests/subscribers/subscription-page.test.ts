@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshLinkEmailText } from '../../emails/FreshLinkEmail.tsx';
+import { freshLinkEmailText } from '../../server/mail/templates/FreshLinkEmail.tsx';
 import { recaps } from '../../content/index.ts';
 import { confirmUrlFor, createConfirmToken } from '../../server/subscribers/signed-links.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';

@@ -3,7 +3,7 @@
 // batch names its rendering by hash, so a rerun resends exactly what was first sent, even after
 // the recap text, MAIL_FROM or SITE_URL changed.
 import { createHash } from 'node:crypto';
-import { personalizeTemplate, type PreparedDigest } from '../../../emails/render-digest.ts';
+import { personalizeTemplate, type PreparedDigest } from '../templates/render-digest.ts';
 import { wholeMessage } from '../template.ts';
 import type { BatchMessage, MessageTemplate, OutgoingMessage, PreparedTemplate, TemplatedMessage } from '../types.ts';
 import type { DigestContent, Subscriber } from '../../store/types.ts';

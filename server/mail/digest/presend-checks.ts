@@ -143,7 +143,7 @@ function checkText(copy: PresendCopy): CheckResult {
     title,
     status: 'fail',
     detail: `The plain-text part lacks ${plural(missing.length, 'product link')}: ${missing.join(', ')}.`,
-    fix: 'Make the digest template write each product’s link in its plain-text part (emails/WeeklyDigestEmail.tsx).',
+    fix: 'Make the digest template write each product’s link in its plain-text part (server/mail/templates/WeeklyDigestEmail.tsx).',
   };
 }
 

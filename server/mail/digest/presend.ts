@@ -4,7 +4,7 @@
 // included); validate-content and the report call `checkRecap`.
 import type { Recap } from '../../../content/schema.ts';
 import { weekLabel } from '../../../content/text.ts';
-import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../../../emails/render-digest.ts';
+import { personalizeTemplate, prepareDigest, type RenderedEmail } from '../templates/render-digest.ts';
 import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/signed-links.ts';
 import { presendRefusal, runPresendChecks, type CheckResult } from './presend-checks.ts';
 import type { DigestOptions } from './run.ts';

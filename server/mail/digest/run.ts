@@ -10,7 +10,7 @@
 //   still remembers that key (24 h); later it marks it unknown and says how to settle it.
 // - The ledger and open batches keep everyone already served or in flight out of new batches.
 // - The lease keeps a second process from sending the same recap at the same time.
-import { prepareDigest } from '../../../emails/render-digest.ts';
+import { prepareDigest } from '../templates/render-digest.ts';
 import type { Recap } from '../../../content/schema.ts';
 import { plural } from '../../../content/text.ts';
 import type { Mailer } from '../types.ts';

@@ -2,7 +2,7 @@
 // local Resend stand-in: each part alone, as the job strings them together.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recaps } from '../../../content/index.ts';
-import { prepareDigest } from '../../../emails/render-digest.ts';
+import { prepareDigest } from '../templates/render-digest.ts';
 import { ResendMailer } from '../resend.ts';
 import { openPGliteStore } from '../../store/pglite.ts';
 import type { DigestContent, Store, Subscriber } from '../../store/types.ts';

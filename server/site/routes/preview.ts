@@ -84,10 +84,10 @@ export function previewRouter(options: PreviewOptions): Router {
   router.get('/preview/email', noReferrer, async (req, res) => {
     const opened = weekOf(req, res);
     if (!opened) return;
-    // The rendering the Monday job sends (emails/render-digest.ts), with the unsubscribe link of a
+    // The rendering the Monday job sends (server/mail/templates/render-digest.ts), with the unsubscribe link of a
     // copy sent to nobody: it leads to the real page and unsubscribes no one.
     // Loaded here, not at start: the e-mail renderer is a large body of JavaScript only previews need.
-    const { prepareDigest } = await import('../../../emails/render-digest.ts');
+    const { prepareDigest } = await import('../../mail/templates/render-digest.ts');
     const prepared = await prepareDigest(opened.week, siteUrl);
     const copy = prepared.personalize(unsubscribeUrlFor(siteUrl, createUnsubscribeToken('preview', secret)));
     const message = { ...copy, from: options.sender };

@@ -7,12 +7,12 @@
 // lean, one copy is about half the size, which is half the bytes the digest job encodes and
 // uploads per batch (bench/RESULTS.md, "Weekly digest").
 import type { CSSProperties, ReactNode } from 'react';
-import { recaps } from '../content/index.ts';
-import type { Recap, RecapEntry } from '../content/schema.ts';
-import { goUrlFor, PAGE_ENTRY } from '../content/go-links.ts';
-import { site, withCampaign } from '../content/site.ts';
-import { weekLabel } from '../content/text.ts';
-import { referralText } from '../content/referrals.ts';
+import { recaps } from '../../../content/index.ts';
+import type { Recap, RecapEntry } from '../../../content/schema.ts';
+import { goUrlFor, PAGE_ENTRY } from '../../../content/go-links.ts';
+import { site, withCampaign } from '../../../content/site.ts';
+import { weekLabel } from '../../../content/text.ts';
+import { referralText } from '../../../content/referrals.ts';
 import { Footer, FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
 import { Brand, EmailFrame } from './kit/Frame.tsx';
 import { Preview } from './kit/Preview.tsx';

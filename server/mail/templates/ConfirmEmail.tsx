@@ -1,6 +1,6 @@
 // The double opt-in e-mail: one button that opens the confirmation page. The page, not the link,
 // confirms (a POST from its button), because mail scanners open every link in a message.
-import { site } from '../content/site.ts';
+import { site } from '../../../content/site.ts';
 import { ButtonMessage } from './kit/ButtonMessage.tsx';
 import { SiteLink } from './kit/Footer.tsx';
 

@@ -3,7 +3,7 @@
 // its top. A template passes only what is its own.
 import { Body, Container, Head, Html } from '@react-email/components';
 import type { ReactNode } from 'react';
-import { site } from '../../content/site.ts';
+import { site } from '../../../../content/site.ts';
 import { frameStyles, type ColumnWidth } from './styles.ts';
 
 export interface EmailFrameProps {

@@ -1,7 +1,7 @@
 // The e-mail a "Download my data", "Delete my data" or "Subscribe again" button sends first: one
 // button that opens the page where the owner does it. The link works once, for one hour; the page,
 // not the link, acts (a POST from its button), because mail scanners open every link in a message.
-import { site } from '../content/site.ts';
+import { site } from '../../../content/site.ts';
 import { ButtonMessage } from './kit/ButtonMessage.tsx';
 import { SiteLink } from './kit/Footer.tsx';
 

@@ -2,13 +2,13 @@
 // site's /go/ links, which lead to the launches with campaign parameters, the web version, the unsubscribe link, a plain-text part that says the same, and a size under
 // Gmail's clipping limit.
 import { describe, expect, it } from 'vitest';
-import { formatWeekDate } from '../content/dates.ts';
-import { recaps } from '../content/index.ts';
-import { goDestination, goUrlFor } from '../content/go-links.ts';
-import { site, withCampaign } from '../content/site.ts';
-import { createUnsubscribeToken, unsubscribeUrlFor } from '../server/subscribers/signed-links.ts';
+import { formatWeekDate } from '../../../content/dates.ts';
+import { recaps } from '../../../content/index.ts';
+import { goDestination, goUrlFor } from '../../../content/go-links.ts';
+import { site, withCampaign } from '../../../content/site.ts';
+import { createUnsubscribeToken, unsubscribeUrlFor } from '../../subscribers/signed-links.ts';
 import { plainTextSpelling, prepareDigest, renderDigestEmail, toLatin1Html, webUrlFor } from './render-digest.ts';
-import { weekTitle } from '../content/text.ts';
+import { weekTitle } from '../../../content/text.ts';
 import { WeeklyDigestEmail } from './WeeklyDigestEmail.tsx';
 
 const SITE_URL = 'https://launchedweekly.com';

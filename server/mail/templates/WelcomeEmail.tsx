@@ -1,7 +1,7 @@
 // The welcome e-mail (WELCOME_EMAIL=on): sent once per address, ever, when it becomes active.
 // It points to the newest recap, so the reader has something to read before Monday, and to their
 // own subscription page.
-import { site } from '../content/site.ts';
+import { site } from '../../../content/site.ts';
 import { ButtonMessage } from './kit/ButtonMessage.tsx';
 import { FooterLink, footerText, SiteLink, SubscriptionLink } from './kit/Footer.tsx';
 

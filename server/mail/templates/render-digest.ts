@@ -3,8 +3,8 @@
 // marker for each subscriber's link: thousands of copies cost string replaces, not React renders.
 import { render } from '@react-email/components';
 import { createElement } from 'react';
-import type { Recap } from '../content/schema.ts';
-import { weekTitle } from '../content/text.ts';
+import type { Recap } from '../../../content/schema.ts';
+import { weekTitle } from '../../../content/text.ts';
 import { siteHomeOf, subscriptionUrlFromUnsubscribe, WeeklyDigestEmail, type WeeklyDigestEmailProps } from './WeeklyDigestEmail.tsx';
 
 export interface RenderedEmail {

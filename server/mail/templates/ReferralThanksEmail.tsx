@@ -1,7 +1,7 @@
 // The thanks a referrer gets when their share link reaches one of the operator's REFERRAL_MILESTONES
 // (each milestone once; the words are in content/referrals.ts). Its button leads to their own
 // subscription page, where their link and count are.
-import { referralText } from '../content/referrals.ts';
+import { referralText } from '../../../content/referrals.ts';
 import { ButtonMessage } from './kit/ButtonMessage.tsx';
 import { FooterLink, footerText, SiteLink } from './kit/Footer.tsx';
 
