@@ -46,10 +46,10 @@ function envelopeOf(content: DigestContent, subscriber: Subscriber, unsubscribeU
   };
 }
 
-/** One subscriber's message from a rendering; the same inputs always give the same message. */
 /** The subscriber's share link; undefined (the site's home page) for an address with no code. */
 const shareUrlOf = (siteUrl: string, subscriber: Subscriber) => (subscriber.shareCode ? `${siteUrl.replace(/\/+$/, '')}${shareLinkPath(subscriber.shareCode)}` : undefined);
 
+/** One subscriber's message from a rendering; the same inputs always give the same message. */
 export function messageFrom(content: DigestContent, subscriber: Subscriber, unsubscribeSecret: string, subjectPrefix = ''): OutgoingMessage {
   const url = unsubscribeUrlFor(content.siteUrl, createUnsubscribeToken(subscriber.id, unsubscribeSecret));
   const copy = personalizeTemplate({ subject: content.subject, html: content.html, text: content.bodyText }, url, shareUrlOf(content.siteUrl, subscriber));
