@@ -15,10 +15,10 @@ interface Matcher {
   matchesWall(wall: Date): boolean;
   seconds: number[];
   quarterMinutes: Set<number>;
-  done(): void;
+  destroy(): void;
 }
 
-function matcherFor(expression: string, timeZone: string): Matcher {
+function buildMatcher(expression: string, timeZone: string): Matcher {
   const task = cron.createTask(expression, () => {}, { timezone: timeZone });
   const parsed = cron.parse(expression);
   // A field with a special value ('L') is taken as naming every day: only the gap rule reads these.
@@ -34,8 +34,29 @@ function matcherFor(expression: string, timeZone: string): Matcher {
       (has(parsed.dayOfWeek, wall.getUTCDay()) || (wall.getUTCDay() === 0 && has(parsed.dayOfWeek, 7))),
     seconds: [...parsed.second].sort((a, b) => a - b),
     quarterMinutes: new Set(parsed.minute.map((minute) => minute % 15)),
-    done: () => void task.destroy(),
+    destroy: () => void task.destroy(),
   };
+}
+
+/**
+ * Matchers kept for the expressions in use: building one parses the expression and registers a
+ * node-cron task, and the scheduler asks about the same one or two on every tick and start.
+ */
+const matchers = new Map<string, Matcher>();
+const MOST_MATCHERS_KEPT = 16;
+
+function matcherFor(expression: string, timeZone: string): Matcher {
+  const key = `${timeZone} ${expression}`;
+  let matcher = matchers.get(key);
+  if (!matcher) {
+    if (matchers.size >= MOST_MATCHERS_KEPT) {
+      for (const kept of matchers.values()) kept.destroy();
+      matchers.clear();
+    }
+    matcher = buildMatcher(expression, timeZone);
+    matchers.set(key, matcher);
+  }
+  return matcher;
 }
 
 const wallFormat = new Map<string, Intl.DateTimeFormat>();
@@ -134,36 +155,28 @@ const candidateMinute = (minuteMs: number, quarterMinutes: Set<number>) => quart
 /** The first tick strictly after `after`, searched at most `horizonMs` ahead; null when none. */
 export function nextTickAfter(expression: string, timeZone: string, after: Date, horizonMs = 366 * 24 * HOUR_MS): Date | null {
   const matcher = matcherFor(expression, timeZone);
-  try {
-    const until = after.getTime() + horizonMs;
-    for (let minute = Math.floor(after.getTime() / MINUTE_MS) * MINUTE_MS; minute <= until; minute += MINUTE_MS) {
-      if (!candidateMinute(minute, matcher.quarterMinutes)) continue;
-      for (const second of matcher.seconds) {
-        const at = new Date(minute + second * 1000);
-        if (at.getTime() > after.getTime() && isTick(at, timeZone, matcher)) return at;
-      }
+  const until = after.getTime() + horizonMs;
+  for (let minute = Math.floor(after.getTime() / MINUTE_MS) * MINUTE_MS; minute <= until; minute += MINUTE_MS) {
+    if (!candidateMinute(minute, matcher.quarterMinutes)) continue;
+    for (const second of matcher.seconds) {
+      const at = new Date(minute + second * 1000);
+      if (at.getTime() > after.getTime() && isTick(at, timeZone, matcher)) return at;
     }
-    return null;
-  } finally {
-    matcher.done();
   }
+  return null;
 }
 
 /** The newest tick at or before `now`, searched back at most `lookbackMs`; null when none. */
 export function lastTickAtOrBefore(expression: string, timeZone: string, now: Date, lookbackMs: number): Date | null {
   const matcher = matcherFor(expression, timeZone);
   const seconds = [...matcher.seconds].reverse();
-  try {
-    const oldest = now.getTime() - lookbackMs;
-    for (let minute = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS; minute >= oldest - MINUTE_MS; minute -= MINUTE_MS) {
-      if (!candidateMinute(minute, matcher.quarterMinutes)) continue;
-      for (const second of seconds) {
-        const at = new Date(minute + second * 1000);
-        if (at.getTime() <= now.getTime() && at.getTime() >= oldest && isTick(at, timeZone, matcher)) return at;
-      }
+  const oldest = now.getTime() - lookbackMs;
+  for (let minute = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS; minute >= oldest - MINUTE_MS; minute -= MINUTE_MS) {
+    if (!candidateMinute(minute, matcher.quarterMinutes)) continue;
+    for (const second of seconds) {
+      const at = new Date(minute + second * 1000);
+      if (at.getTime() <= now.getTime() && at.getTime() >= oldest && isTick(at, timeZone, matcher)) return at;
     }
-    return null;
-  } finally {
-    matcher.done();
   }
+  return null;
 }

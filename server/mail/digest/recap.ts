@@ -31,8 +31,16 @@ export type ChosenRecap =
   | { refused: 'unknown-recap' | 'no-recap' | 'not-yet' | 'stale'; ref: RecapRef | null; message: string };
 
 /** `YYYY-MM-DD` of an instant on the wall calendar of a time zone. */
+/** One formatter per time zone: building an Intl.DateTimeFormat costs far more than using one. */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
 export function isoDateIn(instant: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(instant);
+  let format = dateFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dateFormats.set(timeZone, format);
+  }
+  const parts = format.formatToParts(instant);
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')}`;
 }
