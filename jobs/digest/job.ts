@@ -30,6 +30,8 @@ export interface DigestSetup {
   leaseMs?: number;
   /** The sending lease's clock (the scheduler's); the system clock by default. */
   clock?: Clock;
+  /** Waits between tries to record a batch's answer; a real wait by default. */
+  pause?: DigestOptions['pause'];
   log: DigestLog;
 }
 
@@ -53,7 +55,7 @@ export interface DigestJobResult {
 }
 
 export function digestJobOptions(setup: DigestSetup, request: DigestRequest): DigestOptions {
-  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log, leaseMs, clock } = setup;
+  const { store, mailer, recaps, siteUrl, unsubscribeSecret, freshnessDays, timezone, production, log, leaseMs, clock, pause } = setup;
   return {
     store,
     mailer,
@@ -65,6 +67,7 @@ export function digestJobOptions(setup: DigestSetup, request: DigestRequest): Di
     log,
     leaseMs,
     clock,
+    pause,
     preSend: presendHook({ production, log }),
     ...request,
   };

@@ -58,6 +58,8 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** This process's name in the record of ticks (host/pid/random by default). */
   holder?: string;
+  /** Waits between a run's tries to record a batch's answer; a real wait by default. */
+  pause?: (ms: number) => Promise<void>;
 }
 
 export interface DigestScheduler {

@@ -82,6 +82,8 @@ export interface DigestOptions {
   runId?: string;
   /** The sending lease's clock (its renewals and its expiry); the system clock by default. */
   clock?: Clock;
+  /** Waits between tries to record a batch's answer; a real wait by default. */
+  pause?: (ms: number) => Promise<void>;
 }
 
 interface Run {
@@ -221,7 +223,7 @@ async function sendAll(run: Run, content: DigestContent, label: string): Promise
 
 async function sendUnderLease(run: Run, content: DigestContent, lease: SendingLease): Promise<string | null> {
   const { store, mailer, unsubscribeSecret, signal, log } = run.options;
-  const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line) };
+  const ctx: BatchContext = { store, mailer, unsubscribeSecret, now: run.clock, tally: run.tally, signal, warn: (line) => log?.warn(line), pause: run.options.pause };
   run.tally.skippedAlreadySent = await store.countDeliveries(content.recapDate);
   const total = (await store.countSubscribers()).active;
 
