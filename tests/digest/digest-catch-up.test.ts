@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DigestRun, Store } from '../../server/store/types.ts';
 import { freePort } from '../../scripts/free-port.ts';
-import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from '../support/server-process.ts';
+import { serverDataKinds, startServerProcess, useReadersDataAndProvider, type ServerProcess } from '../support/server-process.ts';
 import { noticesIn, startReplica, type Replica } from '../support/digest-scheduler-harness.ts';
 import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
 import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
@@ -221,28 +221,18 @@ const WITHIN_MS = 10_000;
 
 for (const kind of serverDataKinds) {
   describe.skipIf(!kind.available)(`A server killed right after claiming a missed tick, on ${kind.name}`, () => {
-    let fake: FakeResend;
-    let opened: ServerData;
+    const rig = useReadersDataAndProvider(kind, 'launched-weekly-claim-kill-', READERS);
     const servers: ServerProcess[] = [];
-
-    beforeAll(async () => {
-      fake = await startFakeResend();
-      opened = await kind.open('launched-weekly-claim-kill-');
-      const store = await opened.store();
-      for (const email of READERS) await addSignup(store, email, '/');
-      await store.close();
-    }, 120_000);
     afterAll(async () => {
       for (const server of servers) await server.stop('SIGKILL');
-      await fake?.close();
-      await opened?.drop();
     });
 
     it('is taken over by the next start: everyone has the week once, within the deadline, marked late, one notice', async () => {
+      const { fake, data } = rig;
       const port = await freePort();
       const tick = new Date(Math.floor((Date.now() - 30_000) / 1000) * 1000);
       const env = {
-        ...opened.env,
+        ...data.env,
         PORT: String(port),
         SITE_URL: `http://127.0.0.1:${port}`,
         // The newest recap (2025) is old here: let the schedule still send it.
@@ -277,7 +267,7 @@ for (const kind of serverDataKinds) {
       await second.stop('SIGTERM');
       expect(READERS.map((email) => fake.deliveredTo(email, PROCESS_RECAP).length)).toEqual(READERS.map(() => 1));
       expect(notices().map((m) => m.subject)).toEqual(['[Launched Weekly] Resumed and finished (late): the 2025-07-14 recap, sent']);
-      const store = await opened.store();
+      const store = await data.store();
       try {
         const runs = (await store.recentDigestRuns(10)).filter((run) => run.kind === 'scheduled');
         expect(runs[0]).toMatchObject({ outcome: 'sent', recapDate: PROCESS_RECAP });

@@ -10,7 +10,7 @@ import type { Store } from '../../server/store/types.ts';
 import { noticesIn, startReplica, type Replica } from '../support/digest-scheduler-harness.ts';
 import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
 import { freePort } from '../../scripts/free-port.ts';
-import { serverDataKinds, startServerProcess, type ServerData, type ServerProcess } from '../support/server-process.ts';
+import { serverDataKinds, startServerProcess, useReadersDataAndProvider, type ServerProcess } from '../support/server-process.ts';
 import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
 import { addSignup } from '../support/store-ops.ts';
 
@@ -96,28 +96,18 @@ const WITHIN_MS = 10_000;
 
 for (const kind of serverDataKinds) {
   describe.skipIf(!kind.available)(`A scheduled run killed mid-send on ${kind.name}`, () => {
-    let fake: FakeResend;
+    const rig = useReadersDataAndProvider(kind, 'launched-weekly-crash-', everyone);
     let server: ServerProcess | null = null;
-    let opened: ServerData;
-
-    beforeAll(async () => {
-      fake = await startFakeResend();
-      opened = await kind.open('launched-weekly-crash-');
-      const store = await opened.store();
-      for (const email of everyone) await addSignup(store, email, '/');
-      await store.close();
-    }, 120_000);
 
     afterAll(async () => {
       await server?.stop('SIGKILL');
-      await fake?.close();
-      await opened?.drop();
     });
 
     it('is resumed by the next process, and everyone has exactly one copy within 10 s of its start', async () => {
+      const { fake, data } = rig;
       const port = await freePort();
       const env = {
-        ...opened.env,
+        ...data.env,
         PORT: String(port),
         SITE_URL: `http://127.0.0.1:${port}`,
         // The newest recap (2025) is a year old here: let the schedule still send it.
@@ -155,7 +145,7 @@ for (const kind of serverDataKinds) {
       expect(server.output()).toMatch(/is unfinished; it is taken over after/);
       await server.stop('SIGTERM');
       server = null;
-      const store = await opened.store();
+      const store = await data.store();
       try {
         const runs = (await store.recentDigestRuns(10)).filter((r) => r.kind === 'scheduled');
         expect(runs.at(-1)).toMatchObject({ outcome: null });

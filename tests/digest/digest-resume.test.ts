@@ -4,12 +4,10 @@
 // then doubling), and once the provider is back every subscriber has exactly one copy, --history
 // shows the stopped run and its resumption, and the operator was told once of the stop and once of
 // the completion (naming 150 sent). With the defaults, all of it is over within 8 minutes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../server/store/types.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { noticesIn, startReplica, type Replica } from '../support/digest-scheduler-harness.ts';
-import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
-import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
-import { addSignup } from '../support/store-ops.ts';
+import { useStoreAndProvider } from '../support/store-and-provider.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const READERS = 150;
 const RECAP = '2025-07-14';
@@ -19,24 +17,14 @@ const everyone = Array.from({ length: READERS }, (_, i) => `reader${String(i).pa
 
 for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
   describe.skipIf(!backend.available)(`A stopped Monday resumes by itself on ${backend.name}`, () => {
-    let opened: OpenedBackend;
-    let store: Store;
-    let fake: FakeResend;
+    const rig = useStoreAndProvider(backend, { readers: everyone });
     let replica: Replica | undefined;
-
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-      for (const email of everyone) await addSignup(store, email, '/');
-      fake = await startFakeResend();
-    }, 120_000);
     afterAll(async () => {
       await replica?.scheduler.stop();
-      await fake?.close();
-      await opened?.cleanup();
     });
 
     it('sends every subscriber exactly one copy after the provider returns, with no command run, and tells the operator twice', async () => {
+      const { store, fake } = rig;
       fake.outage = true;
       replica = startReplica(store, fake, new Date(TICK.getTime() - MINUTE), { catchUpHours: 0 });
       await replica.scheduler.idle();

@@ -2,40 +2,28 @@
 // flight (its batch held by the provider) when Monday 09:00 makes the new week public and the
 // schedule fires: the tick's run starts once the try ends and chooses the newest public week
 // itself, instead of answering with the try's report (which chose its recap before 09:00).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { clockReading } from '../support/clocks.ts';
 import { recaps } from '../../content/index.ts';
 import { startDigestScheduler, type DigestScheduler } from '../../jobs/digest/scheduler.ts';
 import { createLogger } from '../../server/http/logger.ts';
 import { ResendMailer } from '../../server/mail/resend.ts';
-import type { Store } from '../../server/store/types.ts';
-import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
-import { storeBackends, type OpenedBackend } from '../support/store-backends.ts';
-import { addSignup } from '../support/store-ops.ts';
+import { useStoreAndProvider } from '../support/store-and-provider.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const SECRET = 'tick-after-resume-secret-0123456789abcdef012345';
 const READERS = ['a@example.com', 'b@example.com', 'c@example.com'];
 
 for (const backend of storeBackends.filter((b) => b.name !== 'supabase')) {
   describe.skipIf(!backend.available)(`A tick during a resume try on ${backend.name}`, () => {
-    let opened: OpenedBackend;
-    let store: Store;
-    let fake: FakeResend;
+    const rig = useStoreAndProvider(backend, { readers: READERS });
     let scheduler: DigestScheduler | undefined;
-
-    beforeAll(async () => {
-      opened = await backend.open();
-      store = opened.store;
-      for (const email of READERS) await addSignup(store, email, '/');
-      fake = await startFakeResend();
-    }, 120_000);
     afterAll(async () => {
       await scheduler?.stop();
-      await fake?.close();
-      await opened?.cleanup();
     });
 
     it('runs after the try and sends the week that 09:00 made public', async () => {
+      const { store, fake } = rig;
       // Sunday: the July 6 week is the newest public one, and its scheduled run was cut short.
       let clock = new Date('2025-07-13T12:00:00Z');
       // Its tick's holder died: the claim's lease has passed.

@@ -5,11 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeResend, type FakeResend } from '../support/fake-resend.ts';
 import { freePort } from '../../scripts/free-port.ts';
-import { createTestDatabase, insertReaders, postgresUrl, type TestDatabase } from '../support/postgres.ts';
+import { insertReaders, postgresUrl, useConnectedTestDatabase } from '../support/postgres.ts';
 
 const ROOT = new URL('../..', import.meta.url);
 const SUBSCRIBERS = 600;
@@ -20,16 +19,12 @@ const ANSWER_DELAY_MS = 2_000;
 const SLOW_UPLOAD_MS = 3_000;
 
 describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => {
-  let db: TestDatabase;
-  let sql: pg.Client;
+  const database = useConnectedTestDatabase();
   let fake: FakeResend;
   let child: ChildProcess;
   let output = '';
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
     fake = await startFakeResend();
     fake.keepBodies = false;
   });
@@ -37,11 +32,10 @@ describe.skipIf(!postgresUrl)('SIGTERM while the scheduled digest sends', () => 
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await fake?.close();
-    await sql?.end();
-    await db?.drop();
   });
 
   it('records the batch in flight, sends nothing after it, and exits 0 within 10 s', async () => {
+    const { db, sql } = database;
     const port = await freePort();
     const exited = new Promise<{ code: number | null; at: number }>((resolve) => {
       child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {

@@ -9,12 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshLinkEmailText } from '../../server/mail/templates/FreshLinkEmail.tsx';
 import { chromiumAroundTests, chromiumAvailable, signUpWithForm } from '../support/browser.ts';
 import { visibleText } from '../support/html.ts';
 import { linksIn, newMailIn, readOutbox, type Eml } from '../support/outbox.ts';
+import { postSignedWebhook } from '../support/resend-webhook.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { appStoreKinds } from '../support/store-backends.ts';
 import { runDigestInto } from '../support/digest-run.ts';
@@ -31,16 +31,21 @@ interface Setup {
   drop: () => Promise<void>;
 }
 
-async function setUp(kind: (typeof appStoreKinds)[number], mode: 'single' | 'double'): Promise<Setup> {
-  const opened = await kind.open();
-  const server = await startTestServer({ store: opened.store, config: { signupConfirmation: mode, resendWebhookSecret: WEBHOOK_SECRET } });
-  return { server, digestOutbox: await mkdtemp(join(tmpdir(), 'lw-owner-links-')), drop: opened.drop };
-}
-
-async function tearDown(setup: Setup | undefined) {
-  await setup?.server.close();
-  await setup?.drop();
-  if (setup) await rm(setup.digestOutbox, { recursive: true, force: true });
+/** The app on a fresh store of `kind` in `mode`, and a directory for digests, from before the calling describe's tests to after them; fields filled in by then. */
+function setUpAroundTests(kind: (typeof appStoreKinds)[number], mode: 'single' | 'double'): Setup {
+  const setup = {} as Setup;
+  beforeAll(async () => {
+    const opened = await kind.open();
+    setup.drop = opened.drop;
+    setup.server = await startTestServer({ store: opened.store, config: { signupConfirmation: mode, resendWebhookSecret: WEBHOOK_SECRET } });
+    setup.digestOutbox = await mkdtemp(join(tmpdir(), 'lw-owner-links-'));
+  });
+  afterAll(async () => {
+    await setup.server?.close();
+    await setup.drop?.();
+    if (setup.digestOutbox) await rm(setup.digestOutbox, { recursive: true, force: true });
+  });
+  return setup;
 }
 
 const outboxNames = async (server: TestServer) => new Set((await readOutbox(server.outboxDir)).map((eml) => eml.name));
@@ -99,13 +104,7 @@ async function complaint(server: TestServer, to: string) {
     created_at: new Date().toISOString(),
     data: { created_at: new Date().toISOString(), email_id: randomUUID(), from: 'Launched Weekly <digest@launchedweekly.com>', to: [to], subject: CONFIRM_SUBJECT },
   });
-  const id = `msg_${randomBytes(8).toString('hex')}`;
-  const at = new Date();
-  const response = await fetch(`${server.url}/webhooks/resend`, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json', 'svix-id': id, 'svix-timestamp': String(Math.floor(at.getTime() / 1000)), 'svix-signature': new Webhook(WEBHOOK_SECRET).sign(id, at, body) },
-  });
+  const response = await postSignedWebhook(server, WEBHOOK_SECRET, body);
   expect(response.status).toBe(200);
 }
 
@@ -114,11 +113,7 @@ const RECENTLY_SENT = ['We recently sent links to o•••@example.com; please
 
 for (const kind of appStoreKinds) {
   describe.skipIf(!chromiumAvailable || !kind.available)(`Links that reach the owner on ${kind.name}, double mode`, () => {
-    let setup: Setup;
-    beforeAll(async () => {
-      setup = await setUp(kind, 'double');
-    });
-    afterAll(() => tearDown(setup));
+    const setup = setUpAroundTests(kind, 'double');
 
     it('a stranger holding a forwarded digest presses “Subscribe again” ten times and a script posts it forty more: the row stays unsubscribed, its owner gets one link, and that link makes them active', async () => {
       const email = 'owner.back@example.com';
@@ -224,11 +219,7 @@ for (const kind of appStoreKinds) {
   });
 
   describe.skipIf(!chromiumAvailable || !kind.available)(`Links that reach the owner on ${kind.name}, single mode`, () => {
-    let setup: Setup;
-    beforeAll(async () => {
-      setup = await setUp(kind, 'single');
-    });
-    afterAll(() => tearDown(setup));
+    const setup = setUpAroundTests(kind, 'single');
 
     it('/unsubscribe from a digest masks the address; its “Subscribe again” mails a fresh link and changes nothing itself; that link subscribes', async () => {
       const email = 'rita.reader@example.com';

@@ -5,7 +5,6 @@
 // for the message's recap (a redelivery with the same svix-id does not), a test copy counts
 // nowhere, and nothing kept names a reader, their message or their click, deleted or not.
 import { randomBytes } from 'node:crypto';
-import { Webhook } from 'svix';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recaps } from '../../content/index.ts';
 import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
@@ -13,6 +12,7 @@ import { ResendMailer } from '../../server/mail/resend.ts';
 import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { startFakeResend, type FakeMessage, type FakeResend } from '../support/fake-resend.ts';
+import { postSignedWebhook } from '../support/resend-webhook.ts';
 import { rowsNaming } from '../support/rows-naming.ts';
 import { startTestServer, TEST_UNSUBSCRIBE_SECRET, type TestServer } from '../support/server.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
@@ -74,13 +74,8 @@ for (const backend of sqlBackends) {
         timezone: 'UTC',
         testRecipient,
       });
-    const post = async (body: string, svixId = `msg_${randomBytes(8).toString('hex')}`) => {
-      const at = new Date();
-      const response = await fetch(`${server.url}/webhooks/resend`, {
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json', 'svix-id': svixId, 'svix-timestamp': String(Math.floor(at.getTime() / 1000)), 'svix-signature': new Webhook(SECRET).sign(svixId, at, body) },
-      });
+    const post = async (body: string, svixId?: string) => {
+      const response = await postSignedWebhook(server, SECRET, body, { id: svixId });
       expect(response.status).toBe(200);
       return response.json();
     };

@@ -6,10 +6,9 @@
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeEmail } from '../../content/email-address.ts';
-import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createTestDatabase, postgresUrl, type TestDatabase } from '../support/postgres.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, startTestServerOnPostgres, type TestServer } from '../support/server.ts';
 import { allSubscriberRecords } from '../support/store-ops.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
@@ -153,16 +152,13 @@ async function proveSignupLoad(label: string, server: TestServer, total: number,
 
 describe.skipIf(!postgresUrl)('10,000 signups from 100 connections on PostgreSQL', () => {
   let database: TestDatabase;
-  let store: Store;
   let server: TestServer;
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = await openPostgresStore(database.url);
-    server = await startTestServer({ store, config: { rateLimitPerMinute: 1e9, signupsPerAddressPerDay: 1e9 } });
+    server = await startTestServerOnPostgres(database.url, { rateLimitPerMinute: 1e9, signupsPerAddressPerDay: 1e9 });
   });
   afterAll(async () => {
     await server?.close();
-    await store?.close();
     await database?.drop();
   });
 

@@ -6,6 +6,7 @@ import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { postgresUrl } from '../support/postgres.ts';
 import { openAroundTests, storeBackends } from '../support/store-backends.ts';
+import { reportWeekStates, weekStartSql } from '../support/report-weeks.ts';
 import { addSignup, recordDeliveries } from '../support/store-ops.ts';
 
 for (const backend of storeBackends) {
@@ -113,19 +114,17 @@ describe.skipIf(postgresUrl === null)('weekly history', () => {
       await store.removeSubscriber(early, 'unsubscribed');
       // Moved into the past as if it had happened then: early joined three weeks ago and left
       // last week; later joined two weeks ago.
-      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
-      await sql.query(`update public.email_signups set created_at = ${weekStart(3)} where email = 'early@r.test'`);
-      await sql.query(`update public.email_signups set created_at = ${weekStart(2)} where email = 'later@r.test'`);
+      await sql.query(`update public.email_signups set created_at = ${weekStartSql(3)} where email = 'early@r.test'`);
+      await sql.query(`update public.email_signups set created_at = ${weekStartSql(2)} where email = 'later@r.test'`);
       await sql.query(
         `update public.subscriber_state_history h set changed_at = case
-           when h.state = 'active' and s.email = 'early@r.test' then ${weekStart(3)}
-           when h.state = 'active' then ${weekStart(2)}
-           else ${weekStart(1)} end
+           when h.state = 'active' and s.email = 'early@r.test' then ${weekStartSql(3)}
+           when h.state = 'active' then ${weekStartSql(2)}
+           else ${weekStartSql(1)} end
          from public.email_signups s where s.id::text = h.subscriber_id`,
       );
 
-      const weeks = (await store.reportSnapshot(52)).weeks;
-      expect(weeks.map((w) => ({ states: w.states, signups: w.signups }))).toEqual([
+      expect(await reportWeekStates(store)).toEqual([
         { states: { active: 1, unsubscribed: 0 }, signups: 1 },
         { states: { active: 2, unsubscribed: 0 }, signups: 1 },
         { states: { active: 1, unsubscribed: 1 }, signups: 0 },

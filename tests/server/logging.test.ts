@@ -2,7 +2,6 @@
 // production and short readable lines in development, and never an e-mail address, a token or a
 // secret, whichever way a request goes (saved, refused, the database failing).
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createUnsubscribeToken } from '../../server/subscribers/signed-links.ts';
+import { closeLoopback, listenOnLoopback } from '../support/loopback.ts';
 
 const SECRET = 'logging-test-unsubscribe-secret-0123456789abcdef';
 const ADDRESSES = ['Reader.One@Example.com', 'reader.two@example.org', 'not-an-address@', 'broken@database.example'];
@@ -39,8 +39,7 @@ async function startApp(env: AppConfig['env'], pretty: boolean): Promise<Harness
   });
   const logger = createLogger({ level: 'info', pretty, destination });
   const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await listenOnLoopback(server);
   const config: AppConfig = { env, siteUrl: url, trustProxy: 0, rateLimitPerMinute: 1000, unsubscribeSecret: SECRET, resendWebhookSecret: undefined };
   server.on('request', createApp({ config, store, renderer: await loadBuiltRenderer(), logger, assets: { kind: 'static', dir: CLIENT_DIST } }));
   return {
@@ -48,10 +47,7 @@ async function startApp(env: AppConfig['env'], pretty: boolean): Promise<Harness
     store,
     output: () => captured,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeLoopback(server);
       await store.close().catch(() => {});
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -80,6 +76,25 @@ async function exercise(app: Harness) {
   return { statuses, token };
 }
 
+type Exercised = Awaited<ReturnType<typeof exercise>> & { output: () => string };
+
+/** Starts the app in `env` and exercises it before the calling describe's tests, and closes it after them: what each mode's tests read. */
+function exercisedApp(env: AppConfig['env'], pretty: boolean): Exercised {
+  let app: Harness | undefined;
+  const exercised = { output: () => app!.output() } as Exercised;
+  beforeAll(async () => {
+    app = await startApp(env, pretty);
+    Object.assign(exercised, await exercise(app));
+  });
+  afterAll(() => app?.close());
+  return exercised;
+}
+
+/** The captured output's lines, each parsed as the JSON object the production logger writes. */
+function jsonLines<Entry>(output: string): Entry[] {
+  return output.trim().split('\n').map((line) => JSON.parse(line) as Entry);
+}
+
 const EXPECTED_REQUESTS = [
   { method: 'POST', path: '/api/subscribe', status: 201 },
   { method: 'POST', path: '/api/subscribe', status: 400 },
@@ -97,31 +112,19 @@ function expectNothingSecret(output: string, token: string) {
 }
 
 describe('production: JSON lines', () => {
-  let app: Harness;
-  let run: Awaited<ReturnType<typeof exercise>>;
-  beforeAll(async () => {
-    app = await startApp('production', false);
-    run = await exercise(app);
-  });
-  afterAll(() => app?.close());
+  const run = exercisedApp('production', false);
 
   it('every line is a JSON object with a level, a time and a message', async () => {
     expect(run.statuses).toEqual(EXPECTED_REQUESTS.map((r) => r.status));
-    await vi.waitFor(() => expect(app.output().split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(EXPECTED_REQUESTS.length));
-    for (const line of app.output().trim().split('\n')) {
-      const entry = JSON.parse(line) as Record<string, unknown>;
+    await vi.waitFor(() => expect(run.output().split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(EXPECTED_REQUESTS.length));
+    for (const entry of jsonLines<Record<string, unknown>>(run.output())) {
       expect(entry).toMatchObject({ level: expect.any(Number), time: expect.any(Number), msg: expect.any(String) });
     }
   });
 
   it('one line per request with method, path, status and duration', async () => {
-    await vi.waitFor(() => expect(app.output()).toContain('"status":503'));
-    const requests = app
-      .output()
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => 'method' in entry && 'status' in entry);
+    await vi.waitFor(() => expect(run.output()).toContain('"status":503'));
+    const requests = jsonLines<Record<string, unknown>>(run.output()).filter((entry) => 'method' in entry && 'status' in entry);
     expect(requests.map(({ method, path, status }) => ({ method, path, status }))).toEqual(EXPECTED_REQUESTS);
     for (const entry of requests) {
       expect(entry.ms).toEqual(expect.any(Number));
@@ -131,13 +134,8 @@ describe('production: JSON lines', () => {
   });
 
   it('the database failure is logged with its error (type, message, stack), not an empty object', async () => {
-    await vi.waitFor(() => expect(app.output()).toContain('signup could not be stored'));
-    const failure = app
-      .output()
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { msg: string; level: number; err?: { type?: string; message?: string; stack?: string } })
-      .find((entry) => entry.msg === 'signup could not be stored');
+    await vi.waitFor(() => expect(run.output()).toContain('signup could not be stored'));
+    const failure = jsonLines<{ msg: string; level: number; err?: { type?: string; message?: string; stack?: string } }>(run.output()).find((entry) => entry.msg === 'signup could not be stored');
     expect(failure?.level).toBe(50);
     expect(failure?.err?.message).toEqual(expect.any(String));
     expect(failure?.err?.message?.length).toBeGreaterThan(0);
@@ -145,23 +143,17 @@ describe('production: JSON lines', () => {
   });
 
   it('no e-mail address, unsubscribe token or secret anywhere in the output', async () => {
-    await vi.waitFor(() => expect(app.output()).toContain('"status":503'));
-    expectNothingSecret(app.output(), run.token);
+    await vi.waitFor(() => expect(run.output()).toContain('"status":503'));
+    expectNothingSecret(run.output(), run.token);
   });
 });
 
 describe('development: readable lines', () => {
-  let app: Harness;
-  let run: Awaited<ReturnType<typeof exercise>>;
-  beforeAll(async () => {
-    app = await startApp('development', true);
-    run = await exercise(app);
-  });
-  afterAll(() => app?.close());
+  const run = exercisedApp('development', true);
 
   it('one short line per request: time, level, method, path, status, duration', async () => {
-    await vi.waitFor(() => expect(app.output()).toContain('POST /api/subscribe 503'));
-    const requestLines = app.output().split('\n').filter((line) => / (GET|POST) \//.test(line));
+    await vi.waitFor(() => expect(run.output()).toContain('POST /api/subscribe 503'));
+    const requestLines = run.output().split('\n').filter((line) => / (GET|POST) \//.test(line));
     expect(requestLines).toHaveLength(EXPECTED_REQUESTS.length);
     requestLines.forEach((line, index) => {
       const { method, path, status } = EXPECTED_REQUESTS[index]!;
@@ -171,9 +163,9 @@ describe('development: readable lines', () => {
   });
 
   it('no e-mail address, unsubscribe token or secret anywhere, the error stack included', async () => {
-    await vi.waitFor(() => expect(app.output()).toContain('signup could not be stored'));
-    expect(app.output()).toMatch(/ERROR signup could not be stored[\s\S]*\n\s+at /);
-    expectNothingSecret(app.output(), run.token);
+    await vi.waitFor(() => expect(run.output()).toContain('signup could not be stored'));
+    expect(run.output()).toMatch(/ERROR signup could not be stored[\s\S]*\n\s+at /);
+    expectNothingSecret(run.output(), run.token);
   });
 });
 
@@ -189,7 +181,7 @@ describe('the logger itself', () => {
     const logger = createLogger({ level: 'info', pretty: false, destination });
     logger.info({ email: 'a.reader@example.com', apiKey: 're_live_secret', secret: SECRET, token: 'tok_123', nested: { to: 'b@example.com' } }, 'sent to c.reader@example.com');
     logger.error(new Error('duplicate key value (email)=(d.reader@example.com)'));
-    const [first, second] = captured.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [first, second] = jsonLines<Record<string, unknown>>(captured);
     expect(first).toMatchObject({ email: '[redacted]', apiKey: '[redacted]', secret: '[redacted]', token: '[redacted]', nested: { to: '[redacted]' }, msg: 'sent to c***@example.com' });
     expect(second).toMatchObject({ msg: 'duplicate key value (email)=(d***@example.com)', err: { type: 'Error', message: 'duplicate key value (email)=(d***@example.com)' } });
     expect(captured).not.toMatch(ANY_ADDRESS);

@@ -1,7 +1,6 @@
 // `npm run dev`: the same app with Vite in middleware mode. Pages render through Vite's module
 // graph (so edits show up without a rebuild) and the HTML carries Vite's hot-reload client.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.ts';
 import { createLogger } from '../../server/http/logger.ts';
@@ -9,6 +8,7 @@ import { createDevRenderer } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { visibleText } from '../support/html.ts';
+import { closeLoopback, listenOnLoopback } from '../support/loopback.ts';
 
 let url = '';
 let store: Store;
@@ -18,8 +18,7 @@ beforeAll(async () => {
   store = await openPGliteStore(null);
   const dev = await createDevRenderer();
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = await listenOnLoopback(server);
   const app = createApp({
     config: { env: 'development', siteUrl: url, trustProxy: 0, rateLimitPerMinute: 100, unsubscribeSecret: 'dev-test-secret-dev-test-secret-dev-test-00' } as Parameters<typeof createApp>[0]['config'],
     store,
@@ -29,10 +28,7 @@ beforeAll(async () => {
   });
   server.on('request', app);
   closeAll = async () => {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeLoopback(server);
     await dev.close();
     await store.close();
   };

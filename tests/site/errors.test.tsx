@@ -10,7 +10,7 @@ import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import type { Store } from '../../server/store/types.ts';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeLoopback, listenOnLoopback } from '../support/loopback.ts';
 
 describe('the route error screen in development', () => {
   it("shows 'Unexpected Application Error!' followed by the error text", async () => {
@@ -44,8 +44,7 @@ describe('a failing render in production', () => {
     store = await openPGliteStore(null);
     const built = await loadBuiltRenderer();
     const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenOnLoopback(server);
     const destination = { write: (line: string) => logged.push(line) } as unknown as NodeJS.WritableStream;
     server.on(
       'request',
@@ -63,10 +62,7 @@ describe('a failing render in production', () => {
       }),
     );
     close = async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeLoopback(server);
       await store.close();
     };
   });

@@ -44,6 +44,15 @@ async function get(path: string, init?: RequestInit) {
   return { response, body: await response.text() };
 }
 
+/** GETs `path` and checks it is served as an hour-cacheable file of `contentType`: what every feed and crawler file shares. */
+async function getCacheable(path: string, contentType: string) {
+  const fetched = await get(path);
+  expect(fetched.response.status).toBe(200);
+  expect(fetched.response.headers.get('content-type')).toBe(contentType);
+  expect(fetched.response.headers.get('cache-control')).toBe('public, max-age=3600');
+  return fetched;
+}
+
 describe('the strict XML parser these tests rely on', () => {
   it('rejects documents that are not well-formed', () => {
     expect(() => parseXml('<rss><channel><title>A & B</title></channel></rss>')).toThrow();
@@ -54,10 +63,7 @@ describe('the strict XML parser these tests rely on', () => {
 
 describe('GET /rss.xml', () => {
   it('is served as RSS, cacheable for an hour, with a validator for conditional requests', async () => {
-    const { response } = await get('/rss.xml');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('application/rss+xml; charset=utf-8');
-    expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+    const { response } = await getCacheable('/rss.xml', 'application/rss+xml; charset=utf-8');
     const etag = response.headers.get('etag');
     expect(etag).toBeTruthy();
     // As a feed reader revalidates (fetch would otherwise add Cache-Control: no-cache to a conditional request).
@@ -167,10 +173,7 @@ describe('GET /rss.xml', () => {
 
 describe('GET /sitemap.xml', () => {
   it('lists exactly the 27 public pages, each with a W3C lastmod', async () => {
-    const { response, body } = await get('/sitemap.xml');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('application/xml; charset=utf-8');
-    expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+    const { body } = await getCacheable('/sitemap.xml', 'application/xml; charset=utf-8');
 
     const urlset = child(parseXml(body), 'urlset');
     expect(urlset?.attributes?.xmlns).toBe('http://www.sitemaps.org/schemas/sitemap/0.9');
@@ -201,10 +204,7 @@ describe('GET /sitemap.xml', () => {
 
 describe('GET /robots.txt', () => {
   it('allows everything and points at the sitemap', async () => {
-    const { response, body } = await get('/robots.txt');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
+    const { body } = await getCacheable('/robots.txt', 'text/plain; charset=utf-8');
     const lines = body.split('\n').map((line) => line.trim());
     expect(lines).toContain('User-agent: *');
     expect(lines).toContain('Allow: /');

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, MigrationLockTimeoutError, pendingMigrations, type Migration } from '../../server/store/migrate.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
-import type { SqlExecutor } from '../../server/store/sql-client.ts';
+import type { SqlClient, SqlExecutor } from '../../server/store/sql-client.ts';
 import { recaps } from '../../content/index.ts';
 import { runWeeklyDigest } from '../../server/mail/digest/run.ts';
 import { OutboxMailer } from '../../server/mail/outbox.ts';
@@ -19,6 +19,7 @@ import { sqlStore } from '../../server/store/sql-store.ts';
 import { readOutbox } from '../support/outbox.ts';
 import { createTestDatabase, postgresUrl } from '../support/postgres.ts';
 import { migrationKinds, type MigrationKind } from '../support/migration-kinds.ts';
+import { weekStartSql } from '../support/report-weeks.ts';
 import { pgliteClient } from '../support/sql-backends.ts';
 import { createSupabaseRoles } from '../support/supabase-roles.ts';
 import { addSignup, listActiveSubscribers } from '../support/store-ops.ts';
@@ -52,6 +53,49 @@ async function snapshot(client: SqlExecutor): Promise<string> {
     client.query(`select version, name, applied_at from public.app_migrations order by version`),
   ]);
   return JSON.stringify(parts.map((part) => part.rows));
+}
+
+/** Runs `work` on a fresh raw database of `kind` (with Supabase's API roles when asked), and drops it afterwards whatever happened. */
+async function onFreshDatabase(kind: MigrationKind, work: (client: SqlClient) => Promise<void>, { roles = false } = {}): Promise<void> {
+  const { client, drop } = await kind.create(roles);
+  try {
+    await work(client);
+  } finally {
+    await drop();
+  }
+}
+
+/** Runs `work` on a fresh, fully migrated PostgreSQL database over two connections: one that migrates, one that holds locks. */
+async function withMigratedAndReader(work: (client: SqlClient, reader: SqlClient) => Promise<void>): Promise<void> {
+  const db = await createTestDatabase({ from: 'empty' });
+  const client = createPgClient(db.url, { max: 1 });
+  const reader = createPgClient(db.url, { max: 1 });
+  try {
+    await migrate(client);
+    await work(client, reader);
+  } finally {
+    await reader.close();
+    await client.close();
+    await db.drop();
+  }
+}
+
+/** Runs `sql` in a transaction on `reader` that stays open, as another session's would; resolves once it holds, with a function that ends it. */
+async function holdInTransaction(reader: SqlClient, sql: string): Promise<() => Promise<void>> {
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const transaction = reader.transaction(async (tx) => {
+    await tx.query(sql);
+    holding();
+    await finished;
+  });
+  await held;
+  return async () => {
+    finish();
+    await transaction;
+  };
 }
 
 let migrations: Migration[];
@@ -207,8 +251,7 @@ for (const kind of kinds) {
 /** A fresh database gets the whole schema; the old site's table is adopted with its rows. */
 function freshAndOldSiteTables(kind: MigrationKind) {
   it('apply every file to a fresh database and record each one', async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       expect(await pendingMigrations(client)).toEqual(migrations.map((m) => m.version));
       expect(await migrate(client)).toEqual(migrations.map((m) => m.version));
       const recorded = await client.query<{ version: string; name: string }>('select version, name from public.app_migrations order by version');
@@ -221,14 +264,11 @@ function freshAndOldSiteTables(kind: MigrationKind) {
       expect(tables.rows).toEqual(PUBLIC_TABLES.map((relname) => ({ relname, relrowsecurity: true })));
       const functions = await client.query<{ proname: string }>(`select proname from pg_proc where pronamespace = 'public'::regnamespace order by 1`);
       expect(functions.rows.map((r) => r.proname).sort()).toEqual(PUBLIC_FUNCTIONS);
-    } finally {
-      await drop();
-    }
+    });
   });
 
   it("adopt the old site's table: rows kept, active, with the new columns", async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       await client.exec(OLD_TABLE);
       const before = await client.query<{ id: string; email: string; created_at: Date }>('select id::text, email, created_at from public.email_signups order by email');
       expect(await migrate(client)).toHaveLength(migrations.length);
@@ -278,25 +318,39 @@ function freshAndOldSiteTables(kind: MigrationKind) {
         `select indexname from pg_indexes where schemaname = 'public' and tablename = 'email_signups' and indexdef ilike '%unique%(email)%'`,
       );
       expect(unique.rows.map((r) => r.indexname)).toEqual(['email_signups_email_key']);
-    } finally {
-      await drop();
-    }
+    });
   });
+}
+
+/** The old site's table with `values` as its rows and no unique key on the address, taken up to just before addresses were normalised. */
+async function oldRowsBeforeNormalising(client: SqlClient, values: string): Promise<void> {
+  await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
+    insert into public.email_signups (id, email, created_at) values ${values};`);
+  await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+}
+
+interface SignupRow {
+  id: string;
+  email: string;
+  status: string;
+  created_at: Date;
+}
+
+/** Every row's id, address, state and signup time, in address order: what a merge of old rows leaves. */
+async function signupsByEmail(client: SqlClient): Promise<SignupRow[]> {
+  return (await client.query<SignupRow>('select id::text, email, status, created_at from public.email_signups order by email')).rows;
 }
 
 /** Old rows whose addresses differ only in case or spaces become one row each. */
 function caseMerges(kind: MigrationKind) {
   it('normalise old addresses and merge rows that differ only in case, keeping the stricter state and every ledger row', async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       // As the old site could leave it: no unique key on the address, capitals and spaces kept.
-      await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
-        insert into public.email_signups (id, email, created_at) values
+      await oldRowsBeforeNormalising(client, `
           ('00000000-0000-4000-8000-000000000001', 'Pat@Example.com', '2025-03-01T00:00:00Z'),
           ('00000000-0000-4000-8000-000000000002', ' pat@example.com', '2025-02-01T00:00:00Z'),
           ('00000000-0000-4000-8000-000000000003', 'PAT@EXAMPLE.COM', '2025-04-01T00:00:00Z'),
-          ('00000000-0000-4000-8000-000000000004', 'Solo@Example.com ', '2025-05-01T00:00:00Z');`);
-      await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+          ('00000000-0000-4000-8000-000000000004', 'Solo@Example.com ', '2025-05-01T00:00:00Z')`);
       // One copy complained, one received two recaps, another the second of them too.
       await client.exec(`update public.email_signups set unsubscribed_at = '2025-05-05T00:00:00Z', unsubscribe_reason = 'complained'
                            where id = '00000000-0000-4000-8000-000000000003';
@@ -304,10 +358,7 @@ function caseMerges(kind: MigrationKind) {
           ('2025-07-07', '00000000-0000-4000-8000-000000000001'), ('2025-07-14', '00000000-0000-4000-8000-000000000001'),
           ('2025-07-14', '00000000-0000-4000-8000-000000000002');`);
       await migrate(client);
-      const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
-        'select id::text, email, status, created_at from public.email_signups order by email',
-      );
-      expect(rows.rows).toEqual([
+      expect(await signupsByEmail(client)).toEqual([
         { id: '00000000-0000-4000-8000-000000000003', email: 'pat@example.com', status: 'complained', created_at: new Date('2025-02-01T00:00:00Z') },
         { id: '00000000-0000-4000-8000-000000000004', email: 'solo@example.com', status: 'active', created_at: new Date('2025-05-01T00:00:00Z') },
       ]);
@@ -322,21 +373,16 @@ function caseMerges(kind: MigrationKind) {
       await client.exec(`insert into public.email_signups (email) values ('  New.Reader@Example.COM')`);
       const added = await client.query<{ email: string }>("select email from public.email_signups where email like 'new%'");
       expect(added.rows).toEqual([{ email: 'new.reader@example.com' }]);
-    } finally {
-      await drop();
-    }
+    });
   });
 
   it('merge rows that differ only in case into the most recent intent: a later active signup beats an older unsubscribe', async () => {
-    const { client, drop } = await kind.create();
-    try {
-      await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text, created_at timestamptz default now());
-        insert into public.email_signups (id, email, created_at) values
+    await onFreshDatabase(kind, async (client) => {
+      await oldRowsBeforeNormalising(client, `
           ('00000000-0000-4000-8000-00000000000a', 'Foo@x.com', '2025-01-01T00:00:00Z'),
           ('00000000-0000-4000-8000-00000000000b', 'foo@x.com', '2025-06-01T00:00:00Z'),
           ('00000000-0000-4000-8000-00000000000c', 'Bar@x.com', '2025-01-01T00:00:00Z'),
-          ('00000000-0000-4000-8000-00000000000d', 'bar@x.com', '2025-02-01T00:00:00Z');`);
-      await migrate(client, migrations.filter((m) => m.version < '20261123000100'));
+          ('00000000-0000-4000-8000-00000000000d', 'bar@x.com', '2025-02-01T00:00:00Z')`);
       // Foo left in February, then signed up again as foo in June: the June intent (active) wins.
       // bar signed up in February and its older Bar copy unsubscribed in May: unsubscribed wins.
       await client.exec(`update public.email_signups set unsubscribed_at = '2025-02-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
@@ -344,24 +390,18 @@ function caseMerges(kind: MigrationKind) {
                          update public.email_signups set unsubscribed_at = '2025-05-01T00:00:00Z', unsubscribe_reason = 'unsubscribed'
                            where id = '00000000-0000-4000-8000-00000000000c';`);
       await migrate(client);
-      const rows = await client.query<{ id: string; email: string; status: string; created_at: Date }>(
-        'select id::text, email, status, created_at from public.email_signups order by email',
-      );
-      expect(rows.rows).toEqual([
+      expect(await signupsByEmail(client)).toEqual([
         { id: '00000000-0000-4000-8000-00000000000c', email: 'bar@x.com', status: 'unsubscribed', created_at: new Date('2025-01-01T00:00:00Z') },
         { id: '00000000-0000-4000-8000-00000000000b', email: 'foo@x.com', status: 'active', created_at: new Date('2025-01-01T00:00:00Z') },
       ]);
-    } finally {
-      await drop();
-    }
+    });
   });
 }
 
 /** Spellings of one mailbox become one row, and the next digest sends that mailbox one copy. */
 function mailboxMerge(kind: MigrationKind) {
   it('merge the spellings of one mailbox into one row: a complaint on any row wins, else the most recent intent; histories kept; the next digest sends the active inbox one copy', async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       await migrate(client, migrations.filter((m) => m.version < '20261128001020'));
       const id = (n: number) => `00000000-0000-4000-8000-0000000001${String(n).padStart(2, '0')}`;
       // pat: one spelling active, the other complained. lee: one spelling unsubscribed long ago, the other active since.
@@ -422,42 +462,35 @@ function mailboxMerge(kind: MigrationKind) {
       } finally {
         await rm(digestOutbox, { recursive: true, force: true });
       }
-    } finally {
-      await drop();
-    }
+    });
   });
 }
 
 /** Later files on data an earlier schema left, and every file applied a second time. */
 function upgradesAndReruns(kind: MigrationKind) {
   it('give an old table without a unique e-mail the unique index signup relies on', async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       await client.exec(`create table public.email_signups (id uuid primary key default gen_random_uuid(), email text not null, created_at timestamptz not null default now());
                          insert into public.email_signups (email) values ('one@example.com'), ('two@example.com');`);
       await migrate(client);
       await expect(client.query("insert into public.email_signups (email) values ('one@example.com')")).rejects.toMatchObject({ code: '23505' });
-    } finally {
-      await drop();
-    }
+    });
   });
 
   it('give an existing state history the states its rows left, and the same report as before', async () => {
-    const { client, drop } = await kind.create();
-    try {
+    await onFreshDatabase(kind, async (client) => {
       await migrate(client, migrations.filter((m) => m.version < '20261126004010'));
       // Four subscribers over four weeks: one stays, one leaves and comes back, one leaves for
       // good, one is deleted; two recaps went out.
-      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
       await client.exec(`insert into public.email_signups (email) values ('stay@m.test'), ('back@m.test'), ('left@m.test'), ('gone@m.test');
-        update public.subscriber_state_history set changed_at = ${weekStart(3)};
+        update public.subscriber_state_history set changed_at = ${weekStartSql(3)};
         update public.email_signups set unsubscribed_at = now(), unsubscribe_reason = 'unsubscribed' where email in ('back@m.test', 'left@m.test');
-        update public.subscriber_state_history set changed_at = ${weekStart(2)} where state = 'unsubscribed';
+        update public.subscriber_state_history set changed_at = ${weekStartSql(2)} where state = 'unsubscribed';
         update public.email_signups set unsubscribed_at = null, unsubscribe_reason = null where email = 'back@m.test';
         insert into public.digest_deliveries (recap_date, subscriber_id, sent_at)
           select d, id::text, d::timestamptz + interval '9 hours' from public.email_signups, (values (date '2025-07-07'), (date '2025-07-14')) r(d);
         delete from public.email_signups where email = 'gone@m.test';
-        update public.subscriber_state_history set changed_at = ${weekStart(1)} where changed_at > ${weekStart(1)};`);
+        update public.subscriber_state_history set changed_at = ${weekStartSql(1)} where changed_at > ${weekStartSql(1)};`);
       const report = async () => (await client.query<{ report: unknown }>(`select public.report_snapshot(52) - 'generatedAt' as report`)).rows[0]!.report;
       const before = await report();
       expect(before).toMatchObject({
@@ -481,14 +514,11 @@ function upgradesAndReruns(kind: MigrationKind) {
         { state: 'deleted', from_state: 'active', n: 1 },
         { state: 'unsubscribed', from_state: 'active', n: 2 },
       ]);
-    } finally {
-      await drop();
-    }
+    });
   });
 
   it('change nothing when applied again, by the ledger or by running every file once more', async () => {
-    const { client, drop } = await kind.create(true);
-    try {
+    await onFreshDatabase(kind, async (client) => {
       await client.exec(OLD_TABLE);
       await migrate(client);
       const once = await snapshot(client);
@@ -497,74 +527,36 @@ function upgradesAndReruns(kind: MigrationKind) {
       // As after `supabase db push` followed by `npm run db:migrate` on a project whose ledger is empty.
       for (const migration of migrations) await client.exec(migration.sql);
       expect(await snapshot(client)).toBe(once);
-    } finally {
-      await drop();
-    }
+    }, { roles: true });
   });
 }
 
 describe.skipIf(postgresUrl === null)('A migration that cannot lock a busy table', () => {
   it('gives up after lock_timeout with "table busy, try again", applies nothing, and succeeds once the table is free', async () => {
-    const db = await createTestDatabase({ from: 'empty' });
-    const client = createPgClient(db.url, { max: 1 });
-    const reader = createPgClient(db.url, { max: 1 });
-    try {
-      await migrate(client);
+    await withMigratedAndReader(async (client, reader) => {
       const extra: Migration = { version: '29991231000000', name: 'extra_column', sql: 'alter table public.email_signups add column extra text;' };
       // A long transaction that read the table: ALTER TABLE has to wait for it.
-      let finish!: () => void;
-      const finished = new Promise<void>((resolve) => (finish = resolve));
-      let holding!: () => void;
-      const held = new Promise<void>((resolve) => (holding = resolve));
-      const reading = reader.transaction(async (tx) => {
-        await tx.query('select count(*) from public.email_signups');
-        holding();
-        await finished;
-      });
-      await held;
+      const release = await holdInTransaction(reader, 'select count(*) from public.email_signups');
       const started = Date.now();
       const error = await migrate(client, [...migrations, extra], { lockTimeoutMs: 300 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MigrationLockTimeoutError);
       expect((error as Error).message).toContain('Migration 29991231000000 could not lock a table within 0.3 s: the table is busy, try again.');
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(await pendingMigrations(client, [...migrations, extra])).toEqual(['29991231000000']);
-      finish();
-      await reading;
+      await release();
       expect(await migrate(client, [...migrations, extra], { lockTimeoutMs: 300 })).toEqual(['29991231000000']);
-    } finally {
-      await reader.close();
-      await client.close();
-      await db.drop();
-    }
+    });
   });
 });
 
 describe.skipIf(postgresUrl === null)('A restart on an up-to-date database', () => {
   it('only reads the ledger: a session holding the ledger table does not hold it up', async () => {
-    const db = await createTestDatabase({ from: 'empty' });
-    const client = createPgClient(db.url, { max: 1 });
-    const reader = createPgClient(db.url, { max: 1 });
-    try {
-      await migrate(client);
+    await withMigratedAndReader(async (client, reader) => {
       // Share mode lets the ledger be read but not altered (the path that applies files does both).
-      let finish!: () => void;
-      const finished = new Promise<void>((resolve) => (finish = resolve));
-      let holding!: () => void;
-      const held = new Promise<void>((resolve) => (holding = resolve));
-      const locking = reader.transaction(async (tx) => {
-        await tx.query('lock table public.app_migrations in share mode');
-        holding();
-        await finished;
-      });
-      await held;
+      const release = await holdInTransaction(reader, 'lock table public.app_migrations in share mode');
       expect(await migrate(client, migrations, { lockTimeoutMs: 300 })).toEqual([]);
-      finish();
-      await locking;
-    } finally {
-      await reader.close();
-      await client.close();
-      await db.drop();
-    }
+      await release();
+    });
   });
 });
 

@@ -19,6 +19,11 @@ interface Connected {
 
 type RunAs = (role: string, sql: string, params?: unknown[]) => Promise<pg.QueryResult>;
 
+/** Runs each statement as `role`, one at a time (each rolled back), and expects every one refused for lack of permission. */
+async function expectDenied(as: RunAs, role: string, statements: readonly string[]) {
+  for (const sql of statements) await expect(as(role, sql), sql).rejects.toMatchObject(DENIED);
+}
+
 describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
   const ctx = {} as Connected;
 
@@ -68,10 +73,12 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
 
   describe('as authenticated (a signed-in user of the same project)', () => {
     it('may do nothing with these tables or functions', async () => {
-      await expect(as('authenticated', "insert into public.email_signups (email) values ('user@example.com')")).rejects.toMatchObject(DENIED);
-      await expect(as('authenticated', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
-      await expect(as('authenticated', 'select * from public.digest_deliveries')).rejects.toMatchObject(DENIED);
-      await expect(as('authenticated', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
+      await expectDenied(as, 'authenticated', [
+        "insert into public.email_signups (email) values ('user@example.com')",
+        'select email from public.email_signups',
+        'select * from public.digest_deliveries',
+        "select public.acquire_digest_lock('2025-07-14', 'me', 1000)",
+      ]);
     });
   });
 
@@ -88,43 +95,50 @@ describe.skipIf(!postgresUrl)('Row-level security with Supabase roles', () => {
   describe('over the REST interface', () => restInterface(ctx));
 });
 
-/** Everything the anon role tries straight in SQL is refused, whatever the table or function. */
+/** What the anon role tries straight in SQL, test by test: every statement is refused, whatever the table or function. */
+const ANON_REFUSALS: [title: string, statements: string[]][] = [
+  [
+    'may not insert a signup, so no row can skip the server’s checks',
+    [
+      "insert into public.email_signups (email, source) values ('new@example.com', '/')",
+      "insert into public.email_signups (email) values ('Bot.Typed@Example.com')",
+      // Not even through a duplicate: the permission check comes before the unique key.
+      "insert into public.email_signups (email) values ('existing@example.com')",
+      "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())",
+    ],
+  ],
+  [
+    'may not touch the signup limits',
+    [
+      'select * from public.signup_rate_limits',
+      "select public.signup_rate_limit_hit('k', 1, 60000)",
+      "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)",
+    ],
+  ],
+  [
+    'may not read, change or delete subscribers',
+    [
+      'select email from public.email_signups',
+      'select count(*) from public.email_signups',
+      "insert into public.email_signups (email) values ('z@example.com') returning id",
+      'update public.email_signups set unsubscribed_at = now()',
+      'delete from public.email_signups',
+    ],
+  ],
+  [
+    'may not touch the ledger, the lease or the migration record',
+    [
+      ...['digest_deliveries', 'digest_locks', 'app_migrations'].map((table) => `select * from public.${table}`),
+      "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')",
+      "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())",
+      "insert into public.app_migrations (version, name) values ('99999999999999', 'x')",
+    ],
+  ],
+  ['may not call the lease functions', ["select public.acquire_digest_lock('2025-07-14', 'me', 1000)", "select public.release_digest_lock('2025-07-14', 'me')"]],
+];
+
 function anonRefusals(as: RunAs) {
-  it('may not insert a signup, so no row can skip the server’s checks', async () => {
-    await expect(as('anon', "insert into public.email_signups (email, source) values ('new@example.com', '/')")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "insert into public.email_signups (email) values ('Bot.Typed@Example.com')")).rejects.toMatchObject(DENIED);
-    // Not even through a duplicate: the permission check comes before the unique key.
-    await expect(as('anon', "insert into public.email_signups (email) values ('existing@example.com')")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "insert into public.email_signups (email, unsubscribed_at) values ('x@example.com', now())")).rejects.toMatchObject(DENIED);
-  });
-
-  it('may not touch the signup limits', async () => {
-    await expect(as('anon', 'select * from public.signup_rate_limits')).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "select public.signup_rate_limit_hit('k', 1, 60000)")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "select public.signup_counted('k', 1, 60000, 'm', 1, 60000, 'x@example.com', '/', 'single', null, '{}', false)")).rejects.toMatchObject(DENIED);
-  });
-
-  it('may not read, change or delete subscribers', async () => {
-    await expect(as('anon', 'select email from public.email_signups')).rejects.toMatchObject(DENIED);
-    await expect(as('anon', 'select count(*) from public.email_signups')).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "insert into public.email_signups (email) values ('z@example.com') returning id")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', 'update public.email_signups set unsubscribed_at = now()')).rejects.toMatchObject(DENIED);
-    await expect(as('anon', 'delete from public.email_signups')).rejects.toMatchObject(DENIED);
-  });
-
-  it('may not touch the ledger, the lease or the migration record', async () => {
-    for (const table of ['digest_deliveries', 'digest_locks', 'app_migrations']) {
-      await expect(as('anon', `select * from public.${table}`)).rejects.toMatchObject(DENIED);
-    }
-    await expect(as('anon', "insert into public.digest_deliveries (recap_date, subscriber_id) values ('2025-07-14', 'y')")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "insert into public.digest_locks (recap_date, holder, locked_until) values ('2025-07-14', 'me', now())")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "insert into public.app_migrations (version, name) values ('99999999999999', 'x')")).rejects.toMatchObject(DENIED);
-  });
-
-  it('may not call the lease functions', async () => {
-    await expect(as('anon', "select public.acquire_digest_lock('2025-07-14', 'me', 1000)")).rejects.toMatchObject(DENIED);
-    await expect(as('anon', "select public.release_digest_lock('2025-07-14', 'me')")).rejects.toMatchObject(DENIED);
-  });
+  for (const [title, statements] of ANON_REFUSALS) it(title, () => expectDenied(as, 'anon', statements));
 }
 
 /** The same refusals through the PostgREST stand-in, and what the service key may do there. */

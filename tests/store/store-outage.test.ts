@@ -5,11 +5,11 @@
 import { Agent, request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgClient, openPostgresStore } from '../../server/store/postgres.ts';
+import { createPgClient } from '../../server/store/postgres.ts';
 import { classifyError, sqlStore } from '../../server/store/sql-store.ts';
 import { StoreUnavailableError, type Store } from '../../server/store/types.ts';
 import { hasPostgresServer, startOwnPostgres, type OwnPostgres } from '../../scripts/own-postgres.ts';
-import { postForm, startTestServer, type TestServer } from '../support/server.ts';
+import { postForm, startTestServer, startTestServerOnPostgres, type TestServer } from '../support/server.ts';
 import { addSignup, allSubscriberRecords } from '../support/store-ops.ts';
 
 type Phase = 'before' | 'stopping' | 'down' | 'starting' | 'after';
@@ -66,16 +66,13 @@ async function expectServingWithoutTheStore(server: TestServer, store: Store) {
 
 describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then comes back', () => {
   let postgres: OwnPostgres;
-  let store: Store;
   let server: TestServer;
   beforeAll(async () => {
     postgres = await startOwnPostgres();
-    store = await openPostgresStore(postgres.url);
-    server = await startTestServer({ store, config: { rateLimitPerMinute: 1e9 } });
+    server = await startTestServerOnPostgres(postgres.url, { rateLimitPerMinute: 1e9 });
   });
   afterAll(async () => {
     await server?.close();
-    await store?.close();
     await postgres?.destroy();
   });
 
@@ -114,7 +111,7 @@ describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then co
       expect(JSON.parse(unavailable.body)).toEqual({ error: 'unavailable', message: 'Please try again later.' });
       expect(count(201, ['down'])).toBe(0);
 
-      await expectServingWithoutTheStore(server, store);
+      await expectServingWithoutTheStore(server, server.store);
 
       phase = 'starting';
       const startedAt = performance.now();
@@ -135,7 +132,7 @@ describe.skipIf(!hasPostgresServer)('PostgreSQL stops under signup load, then co
       byStatus[signup.phase] ??= {};
       byStatus[signup.phase]![signup.status] = (byStatus[signup.phase]![signup.status] ?? 0) + 1;
     }
-    const stored = new Set((await allSubscriberRecords(store)).map((record) => record.email));
+    const stored = new Set((await allSubscriberRecords(server.store)).map((record) => record.email));
     const accepted = signups.filter((s) => s.status === 201);
     const refused = signups.filter((s) => s.status === 503);
     const acceptedMissing = accepted.filter((s) => !stored.has(s.email));

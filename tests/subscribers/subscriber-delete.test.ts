@@ -8,6 +8,7 @@ import type { SqlClient } from '../../server/store/sql-client.ts';
 import type { Store } from '../../server/store/types.ts';
 import { rowsNaming } from '../support/rows-naming.ts';
 import { sqlBackends } from '../support/sql-backends.ts';
+import { reportWeekStates, weekStartSql } from '../support/report-weeks.ts';
 import { addSignup, recordDeliveries } from '../support/store-ops.ts';
 
 
@@ -91,17 +92,15 @@ for (const kind of sqlBackends) {
     it('the report counts a deleted or pruned subscriber until the week it went, and keeps its signup week', async () => {
       for (const email of ['stay@example.org', 'gone@example.org']) await addSignup(store, email, '/');
       await store.signUp({ email: 'pend@example.org', source: '/', mode: 'double', networkHash: null, addressHashes: [] });
-      const weekStart = (weeksAgo: number) => `date_trunc('week', now()) - interval '${weeksAgo} weeks' + interval '1 day'`;
-      await sql.query(`update public.subscriber_state_history set changed_at = ${weekStart(3)}`);
-      await sql.query(`update public.email_signups set created_at = ${weekStart(3)}`);
+      await sql.query(`update public.subscriber_state_history set changed_at = ${weekStartSql(3)}`);
+      await sql.query(`update public.email_signups set created_at = ${weekStartSql(3)}`);
 
       await store.deleteSubscriber(await idOf('gone@example.org'), 'hash-unused');
-      await sql.query(`update public.subscriber_state_history set changed_at = ${weekStart(1)} where state = 'deleted'`);
+      await sql.query(`update public.subscriber_state_history set changed_at = ${weekStartSql(1)} where state = 'deleted'`);
       await sql.query("update public.email_signups set pending_since = now() - interval '40 days', confirmation_sent_at = now() - interval '40 days' where email = 'pend@example.org'");
       expect(await store.prunePending(30)).toBe(1);
 
-      const weeks = (await store.reportSnapshot(52)).weeks;
-      expect(weeks.map((w) => ({ states: w.states, signups: w.signups }))).toEqual([
+      expect(await reportWeekStates(store)).toEqual([
         { states: { active: 2, pending: 1 }, signups: 3 },
         { states: { active: 2, pending: 1 }, signups: 0 },
         { states: { active: 1, pending: 1 }, signups: 0 },

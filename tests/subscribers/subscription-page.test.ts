@@ -92,6 +92,13 @@ async function askForLink(setup: Setup, page: Page, email: string, button: strin
   return link!;
 }
 
+/** Opens `email`'s subscription page from its link and presses “Unsubscribe”, which acts at once and says so. */
+async function unsubscribeOnPage(setup: Setup, page: Page, email: string) {
+  await page.goto(setup.links.get(email)!);
+  await press(page, 'Unsubscribe');
+  expect(await statusText(page)).toBe('Done: you are unsubscribed.');
+}
+
 async function expectRefused(page: Page, link: string, heading: string) {
   const response = await page.goto(link);
   expect(response?.status()).toBe(410);
@@ -180,9 +187,7 @@ function freshLinks(setup: Setup) {
   it('“Unsubscribe” acts at once; “Subscribe again” mails a fresh link that subscribes once', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(setup.links.get('ada@example.com')!);
-      await press(page, 'Unsubscribe');
-      expect(await statusText(page)).toBe('Done: you are unsubscribed.');
+      await unsubscribeOnPage(setup, page, 'ada@example.com');
       expect((await setup.server.store.findSubscriberByEmail('ada@example.com'))?.status).toBe('unsubscribed');
       const link = await askForLink(setup, page, 'ada@example.com', 'Subscribe again', 'resubscribe');
       await page.goto(link);
@@ -292,9 +297,7 @@ for (const kind of sqlBackends) {
     it('“Subscribe again” mails a fresh link and changes nothing; the next digest skips the address', async () => {
       const page = await browser.newPage();
       try {
-        await page.goto(setup.links.get('bea@example.com')!);
-        await press(page, 'Unsubscribe');
-        expect(await statusText(page)).toBe('Done: you are unsubscribed.');
+        await unsubscribeOnPage(setup, page, 'bea@example.com');
         const before = await outboxNames(setup.server);
         await press(page, 'Subscribe again');
         expect(await statusText(page)).toBe('We sent a link to b•••@example.com. Open it within 60 minutes to go on; until then nothing has changed.');

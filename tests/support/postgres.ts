@@ -3,7 +3,7 @@
 // file does not wait for every migration to run again.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 
 const postgres = inject('postgres');
 export const postgresUrl: string | null = postgres?.url ?? null;
@@ -60,4 +60,25 @@ export async function insertReaders(client: pg.Client, count: number): Promise<v
      select format('reader%s@example.com', lpad(g::text, greatest(4, length($1::text)), '0')), '/' from generate_series(1, $1::int) g`,
     [count],
   );
+}
+
+/** A fresh database and one direct connection to it. */
+export interface ConnectedTestDatabase {
+  db: TestDatabase;
+  sql: pg.Client;
+}
+
+/** A fresh migrated database and a direct connection to it, open around the calling describe's tests, for tests that shape and read rows by hand. */
+export function useConnectedTestDatabase(): ConnectedTestDatabase {
+  const connected = {} as ConnectedTestDatabase;
+  beforeAll(async () => {
+    connected.db = await createTestDatabase();
+    connected.sql = new pg.Client({ connectionString: connected.db.url });
+    await connected.sql.connect();
+  });
+  afterAll(async () => {
+    await connected.sql?.end();
+    await connected.db?.drop();
+  });
+  return connected;
 }

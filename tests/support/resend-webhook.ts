@@ -26,8 +26,18 @@ async function postEmailEvent(server: TestServer, secret: string, type: string, 
     created_at: at.toISOString(),
     data: { created_at: at.toISOString(), email_id: randomUUID(), from: 'Launched Weekly <digest@launchedweekly.com>', to: [to], subject: 'Launched Weekly', ...extra },
   });
-  const id = `msg_${randomBytes(8).toString('hex')}`;
-  const response = await fetch(`${server.url}/webhooks/resend`, {
+  const response = await postSignedWebhook(server, secret, body, { at });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
+/** Posts a raw event body to the app's /webhooks/resend as Resend delivers it: signed under `secret`, as delivery `id` sent at `at`. */
+export function postSignedWebhook(
+  server: Pick<TestServer, 'url'>,
+  secret: string,
+  body: string,
+  { id = `msg_${randomBytes(8).toString('hex')}`, at = new Date() }: { id?: string; at?: Date } = {},
+): Promise<Response> {
+  return fetch(`${server.url}/webhooks/resend`, {
     method: 'POST',
     body,
     headers: {
@@ -37,5 +47,4 @@ async function postEmailEvent(server: TestServer, secret: string, type: string, 
       'svix-signature': new Webhook(secret).sign(id, at, body),
     },
   });
-  return { status: response.status, body: (await response.json()) as unknown };
 }

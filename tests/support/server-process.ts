@@ -4,10 +4,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { openPGliteStore } from '../../server/store/pglite.ts';
 import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
+import { startFakeResend, type FakeResend } from './fake-resend.ts';
 import { createTestDatabase, postgresUrl } from './postgres.ts';
+import { addSignup } from './store-ops.ts';
 
 const ROOT = new URL('../..', import.meta.url);
 
@@ -123,3 +126,26 @@ export const serverDataKinds = [
     },
   },
 ];
+
+/** Server data with readers on the list and the Resend stand-in a server process sends through. */
+export interface ReadersDataAndProvider {
+  fake: FakeResend;
+  data: ServerData;
+}
+
+/** The Resend stand-in and fresh `kind` data with `readers` subscribed, its store closed again for a server process, open around the calling describe's tests. */
+export function useReadersDataAndProvider(kind: (typeof serverDataKinds)[number], prefix: string, readers: readonly string[]): ReadersDataAndProvider {
+  const pieces = {} as ReadersDataAndProvider;
+  beforeAll(async () => {
+    pieces.fake = await startFakeResend();
+    pieces.data = await kind.open(prefix);
+    const store = await pieces.data.store();
+    for (const email of readers) await addSignup(store, email, '/');
+    await store.close();
+  }, 120_000);
+  afterAll(async () => {
+    await pieces.fake?.close();
+    await pieces.data?.drop();
+  });
+  return pieces;
+}

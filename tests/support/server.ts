@@ -10,6 +10,7 @@ import type { OutboxWorker } from '../../server/mail/outbox-worker.ts';
 import type { Publishing } from '../../server/site/public-weeks.ts';
 import { CLIENT_DIST, loadBuiltRenderer } from '../../server/site/load-renderer.ts';
 import { openPGliteStore } from '../../server/store/pglite.ts';
+import { openPostgresStore } from '../../server/store/postgres.ts';
 import type { Store } from '../../server/store/types.ts';
 
 export interface TestServer {
@@ -69,6 +70,19 @@ export async function startTestServer(
         // its embedded database behind in the temporary directory.
         await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
       }
+    },
+  };
+}
+
+/** The app on a store of its own over the PostgreSQL database at `databaseUrl`; close() stops the app, then closes that store. */
+export async function startTestServerOnPostgres(databaseUrl: string, config: Partial<AppConfig>): Promise<TestServer> {
+  const store = await openPostgresStore(databaseUrl);
+  const server = await startTestServer({ store, config });
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      await store.close();
     },
   };
 }

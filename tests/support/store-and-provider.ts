@@ -7,6 +7,7 @@ import { OUTBOX_DELIVERY_POLICY } from '../../server/mail/outbox-worker.ts';
 import type { Store } from '../../server/store/types.ts';
 import { startFakeResend, type FakeResend } from './fake-resend.ts';
 import type { OpenedBackend, StoreBackend } from './store-backends.ts';
+import { addSignup } from './store-ops.ts';
 
 export interface StoreAndProvider {
   store: Store;
@@ -15,12 +16,14 @@ export interface StoreAndProvider {
   mailer: ResendMailer;
 }
 
-export function useStoreAndProvider(backend: StoreBackend): StoreAndProvider {
+/** Opens the store, with `readers` subscribed (single mode, source '/'), and the provider around the calling describe's tests. */
+export function useStoreAndProvider(backend: StoreBackend, { readers = [] }: { readers?: readonly string[] } = {}): StoreAndProvider {
   const pieces = {} as StoreAndProvider;
   let opened: OpenedBackend | undefined;
   beforeAll(async () => {
     opened = await backend.open();
     pieces.store = opened.store;
+    for (const email of readers) await addSignup(pieces.store, email, '/');
     pieces.fake = await startFakeResend();
     pieces.mailer = new ResendMailer({
       apiKey: 're_test',
@@ -28,7 +31,7 @@ export function useStoreAndProvider(backend: StoreBackend): StoreAndProvider {
       from: 'Launched Weekly <news@launched.test>',
       policy: { ...OUTBOX_DELIVERY_POLICY, baseDelayMs: 10, maxDelayMs: 20 },
     });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await pieces.fake?.close();
     await opened?.cleanup();
