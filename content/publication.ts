@@ -15,20 +15,23 @@ export interface PublicationClock {
 
 export type Publishable = Pick<Recap, 'date' | 'publishAt'>;
 
-/** What the wall clock of `timeZone` reads at `instant`, as if that reading were UTC. */
-function wallClockAsUtc(instant: number, timeZone: string): number {
+/** One formatter per time zone: building an Intl.DateTimeFormat costs far more than using one. */
+const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+
+function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = wallClockFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    wallClockFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+/** What the wall clock of `timeZone` reads at `instant`, as if that reading were UTC (to the second, outside UTC). */
+export function wallClockAsUtc(instant: number, timeZone: string): number {
   // UTC's clock is the instant itself; the default zone so never loads ICU's zone data (MBs of resident memory).
   if (timeZone === 'UTC') return instant;
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(instant));
+  const parts = wallClockFormat(timeZone).formatToParts(new Date(instant));
   const value = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((part) => part.type === type)?.value ?? 0);
   return Date.UTC(value('year'), value('month') - 1, value('day'), value('hour'), value('minute'), value('second'));
 }

@@ -4,6 +4,7 @@
 // fires once (the first time), and a time skipped when they go forward fires at the first instant
 // after the gap.
 import cron from 'node-cron';
+import { wallClockAsUtc } from '../../content/publication.ts';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -59,17 +60,8 @@ function matcherFor(expression: string, timeZone: string): Matcher {
   return matcher;
 }
 
-const wallFormat = new Map<string, Intl.DateTimeFormat>();
 /** The wall-clock reading of an instant in a time zone, to the second, as the UTC fields of a Date, asked of Intl. */
-function formattedWallClock(at: number, timeZone: string): number {
-  let format = wallFormat.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    wallFormat.set(timeZone, format);
-  }
-  const parts = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
-  return Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
-}
+const formattedWallClock = (at: number, timeZone: string) => Math.floor(wallClockAsUtc(at, timeZone) / 1000) * 1000;
 
 /**
  * A time zone's offset over one stretch of six hours: one value, or, when the clocks change inside

@@ -2,7 +2,7 @@
 // the one asked for; a coming week only as a dry run or a test copy; on the schedule only while
 // it is fresh.
 import { byDateNewestFirst, daysBetween } from '../../../content/dates.ts';
-import { formatInstant, isPublic, publicationInstant, type PublicationClock } from '../../../content/publication.ts';
+import { formatInstant, isPublic, publicationInstant, wallClockAsUtc, type PublicationClock } from '../../../content/publication.ts';
 import type { Recap } from '../../../content/schema.ts';
 import { plural, weekLabel } from '../../../content/text.ts';
 
@@ -31,18 +31,8 @@ export type ChosenRecap =
   | { refused: 'unknown-recap' | 'no-recap' | 'not-yet' | 'stale'; ref: RecapRef | null; message: string };
 
 /** `YYYY-MM-DD` of an instant on the wall calendar of a time zone. */
-/** One formatter per time zone: building an Intl.DateTimeFormat costs far more than using one. */
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-
 export function isoDateIn(instant: Date, timeZone: string): string {
-  let format = dateFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    dateFormats.set(timeZone, format);
-  }
-  const parts = format.formatToParts(instant);
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')}`;
+  return new Date(wallClockAsUtc(instant.getTime(), timeZone)).toISOString().slice(0, 10);
 }
 
 export function findRecapIn(recaps: readonly Recap[], week: string): Recap | undefined {
